@@ -1,0 +1,639 @@
+"""The cpu_numpy backend: a table from op name to a numpy call, plus a small device class.
+
+Storage data is a flat numpy array; each tensor caches its numpy view (``t._native``), built
+from the storage with the tensor's shape, strides and offset. ``KERNELS`` is written so that the
+cupy backend can reuse it with cupy as the array module (``make_kernels(xp)``).
+"""
+from __future__ import annotations
+
+import math
+import os
+import struct
+import warnings
+
+import numpy as np
+
+import ember
+from ember import _dtype as D
+from ember._storage import UntypedStorage
+from ember._tensor import Tensor, _make
+from ember.backend import Backend, contiguous_strides
+
+# numpy reports floating-point exceptions as warnings; PyTorch computes inf/nan silently
+warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"ember_cpu_numpy\.")
+
+try:  # accurate erf/erfinv
+    from scipy import special as _special
+except ImportError:  # pragma: no cover - scipy is a dependency; kept for minimal environments
+    _special = None
+
+_CSTRIDES: dict = {}
+_FROM_NP: dict = {}
+
+
+def _ember_dtype(npdt):
+    d = _FROM_NP.get(npdt)
+    if d is None:
+        d = D.from_numpy_dtype(npdt)
+        _FROM_NP[npdt] = d
+    return d
+
+
+def nd(t: Tensor) -> np.ndarray:
+    """The numpy view of a cpu tensor (cached on the tensor)."""
+    a = t._native
+    if a is None:
+        isz = t._dtype.itemsize
+        a = np.ndarray(t._shape, t._dtype.np, t._storage._data, t._offset * isz, tuple(s * isz for s in t._stride))
+        t._native = a
+    return a
+
+
+def wrap(a, device) -> Tensor:
+    """A tensor owning numpy array ``a`` (kernel results)."""
+    if a.__class__ is not np.ndarray:
+        a = np.asarray(a)
+    dt = _FROM_NP.get(a.dtype)
+    if dt is None:
+        dt = _ember_dtype(a.dtype)
+    shape = a.shape
+    if a.flags.c_contiguous:
+        st = _CSTRIDES.get(shape)
+        if st is None:
+            st = contiguous_strides(shape)
+            _CSTRIDES[shape] = st
+        flat = a.ravel()
+    else:
+        flat = a.ravel(order="K")
+        if (flat.base is a or (a.base is not None and flat.base is a.base)) and all(s >= 0 for s in a.strides):
+            isz = a.itemsize
+            st = tuple(s // isz for s in a.strides)
+        else:
+            a = np.ascontiguousarray(a)
+            flat = a.reshape(-1)
+            st = contiguous_strides(shape)
+    return _make(UntypedStorage(flat, a.nbytes, device), shape, st, 0, dt, device, a)
+
+
+def _arg(x):
+    return nd(x) if isinstance(x, Tensor) else x
+
+
+def _dev(*xs):
+    for x in xs:
+        if isinstance(x, Tensor):
+            return x._device
+    raise TypeError("no tensor argument")
+
+
+# -- kernel builders ----------------------------------------------------------------------------
+# numpy has few bfloat16 math loops (ml_dtypes adds the basics): bfloat16 inputs compute in float32
+_BF16 = D.bfloat16
+_BF16_NP = D.bfloat16.np
+_F16_NP = np.dtype(np.float16)
+
+
+def _to32(x):
+    return x.astype(np.float32)
+
+
+def _unary(f):
+    def k(x, out=None):
+        a = nd(x)
+        if x._dtype is _BF16:
+            r = f(_to32(a)).astype(a.dtype)
+            if out is None:
+                return wrap(r, x._device)
+            np.copyto(nd(out), r, casting="unsafe")
+            return out
+        if out is None:
+            return wrap(f(a), x._device)
+        f(a, out=nd(out))
+        return out
+    return k
+
+
+def _binary(f):
+    def k(a, b, out=None):
+        if a.__class__ is Tensor:
+            x, dev, dt = nd(a), a._device, a._dtype
+            y = nd(b) if b.__class__ is Tensor else b
+        else:
+            x = nd(a) if isinstance(a, Tensor) else a
+            y = nd(b) if isinstance(b, Tensor) else b
+            t = a if isinstance(a, Tensor) else b
+            dev, dt = t._device, t._dtype
+        if dt is _BF16:
+            r = f(_to32(x) if isinstance(x, np.ndarray) else x, _to32(y) if isinstance(y, np.ndarray) else y)
+            if r.dtype.kind == "f":
+                r = r.astype(dt.np)
+            if out is None:
+                return wrap(r, dev)
+            np.copyto(nd(out), r, casting="unsafe")
+            return out
+        if out is None:
+            return wrap(f(x, y), dev)
+        f(x, y, out=nd(out))
+        return out
+    return k
+
+
+def _int_div(x, y, out=None):
+    if isinstance(y, np.ndarray):
+        if np.any(y == 0):
+            raise RuntimeError("ZeroDivisionError: integer division by zero")
+    elif y == 0:
+        raise RuntimeError("ZeroDivisionError: integer division by zero")
+    q = np.floor_divide(x, y)
+    r = np.subtract(x, np.multiply(q, y))
+    fix = (r != 0) & ((np.less(x, 0)) != (np.less(y, 0)))  # floor -> toward zero
+    q = np.add(q, np.asarray(fix).astype(q.dtype))
+    if out is not None:
+        np.copyto(out, q, casting="unsafe")
+        return out
+    return q
+
+
+def _div(x, y, out=None):
+    dt = x.dtype if isinstance(x, np.ndarray) else y.dtype
+    if dt.kind in "iub":
+        return _int_div(x, y, out)
+    return np.true_divide(x, y, out=out) if out is not None else np.true_divide(x, y)
+
+
+def _erf(x, out=None):
+    if _special is not None:
+        return _special.erf(x, out=out) if out is not None else _special.erf(x)
+    r = np.vectorize(math.erf, otypes=[x.dtype])(x)
+    if out is not None:
+        out[...] = r
+        return out
+    return r
+
+
+def _erfinv(x, out=None):
+    r = _special.erfinv(x) if _special is not None else None
+    if r is None:
+        raise NotImplementedError("erfinv needs scipy")
+    if out is not None:
+        out[...] = r
+        return out
+    return r
+
+
+def _round(x, out=None):
+    return np.round(x, out=out) if out is not None else np.round(x)
+
+
+def _sum_dtype(a):
+    """Accumulate 16-bit floats in float32, as PyTorch does."""
+    dt = a.dtype
+    return np.float32 if dt is _F16_NP or dt is _BF16_NP else None
+
+
+def k_sum(x, dims, keepdim):
+    a = nd(x)
+    acc = _sum_dtype(a)
+    r = np.sum(a, axis=dims, keepdims=keepdim, dtype=acc)
+    return wrap(np.asarray(r).astype(a.dtype, copy=False) if acc is not None else r, x._device)
+
+
+def k_prod(x, dims, keepdim):
+    a = nd(x)
+    acc = _sum_dtype(a)
+    r = np.prod(a, axis=dims, keepdims=keepdim, dtype=acc)
+    return wrap(np.asarray(r).astype(a.dtype, copy=False) if acc is not None else r, x._device)
+
+
+def _reduce_minmax(f):
+    def k(x, dims, keepdim):
+        a = nd(x)
+        if a.dtype is _BF16_NP:
+            return wrap(np.asarray(f(a.astype(np.float32), axis=dims, keepdims=keepdim)).astype(a.dtype), x._device)
+        return wrap(f(a, axis=dims, keepdims=keepdim), x._device)
+    return k
+
+
+def _arg_minmax(f):
+    def k(x, dim, keepdim):
+        a = nd(x)
+        if a.dtype is _BF16_NP:
+            a = a.astype(np.float32)
+        if dim is None:
+            return wrap(np.asarray(f(a), dtype=np.int64), x._device)
+        return wrap(f(a, axis=dim, keepdims=keepdim).astype(np.int64, copy=False), x._device)
+    return k
+
+
+def k_cumsum(x, d):
+    a = nd(x)
+    acc = _sum_dtype(a)
+    r = np.cumsum(a, axis=d, dtype=acc)
+    return wrap(r.astype(a.dtype) if acc is not None else r, x._device)
+
+
+def k_cumprod(x, d):
+    a = nd(x)
+    acc = _sum_dtype(a)
+    r = np.cumprod(a, axis=d, dtype=acc)
+    return wrap(r.astype(a.dtype) if acc is not None else r, x._device)
+
+
+def k_matmul(a, b):
+    x, y = nd(a), nd(b)
+    if x.dtype is _F16_NP or x.dtype is _BF16_NP:  # no BLAS for 16-bit floats: compute in float32
+        return wrap(np.matmul(x.astype(np.float32), y.astype(np.float32)).astype(x.dtype), a._device)
+    return wrap(np.matmul(x, y), a._device)
+
+
+def _index_error(op, idx, size, dim):
+    bad = idx[(idx < 0) | (idx >= size)]
+    raise IndexError(f"{op}: index {int(bad.reshape(-1)[0])} is out of bounds for dimension {dim} with size {size}")
+
+
+def _check_idx(op, idx, size, dim):
+    if idx.size and (idx.min() < 0 or idx.max() >= size):
+        _index_error(op, idx, size, dim)
+
+
+def _region(a, shape, d):
+    """``a`` cut down to ``shape`` in every dim but ``d`` (PyTorch lets index be smaller)."""
+    if a.shape == shape:
+        return a
+    sl = tuple(slice(None) if i == d else slice(0, n) for i, n in enumerate(shape))
+    return a[sl]
+
+
+def k_gather(x, d, index):
+    a, idx = nd(x), nd(index)
+    _check_idx("gather", idx, a.shape[d], d)
+    return wrap(np.take_along_axis(_region(a, idx.shape, d), idx, axis=d), x._device)
+
+
+def _fancy(idx, d):
+    """The numpy index tuple addressing a[..., idx along d, ...] for index array ``idx``."""
+    grids = np.indices(idx.shape, sparse=True)
+    return tuple(idx if i == d else g for i, g in enumerate(grids))
+
+
+def k_scatter_add(x, d, index, src):
+    a, idx, s = nd(x), nd(index), nd(src)
+    _check_idx("scatter_add", idx, a.shape[d], d)
+    out = a.copy()
+    np.add.at(out, _fancy(idx, d), _region(s, idx.shape, d))
+    return wrap(out, x._device)
+
+
+def k_scatter(x, d, index, src):
+    a, idx = nd(x), nd(index)
+    _check_idx("scatter", idx, a.shape[d], d)
+    out = a.copy()
+    out[_fancy(idx, d)] = _region(nd(src), idx.shape, d) if isinstance(src, Tensor) else src
+    return wrap(out, x._device)
+
+
+def k_scatter_reduce(x, d, index, src, reduce, include_self):
+    a, idx, s = nd(x), nd(index), _region(nd(src), index._shape, d)
+    _check_idx("scatter_reduce", idx, a.shape[d], d)
+    out = a.copy()
+    f = _fancy(idx, d)
+    if reduce == "mean":
+        cnt = np.zeros(a.shape, dtype=np.int64)
+        np.add.at(cnt, f, 1)
+        if not include_self:
+            out[f] = 0
+        np.add.at(out, f, s)
+        c = cnt + (1 if include_self else 0)
+        hit = cnt > 0
+        if out.dtype.kind == "f":
+            out[hit] = out[hit] / c[hit]
+        else:
+            out[hit] = np.floor_divide(out[hit], c[hit])
+        return wrap(out, x._device)
+    ufunc = {"sum": np.add, "prod": np.multiply, "amax": np.maximum, "amin": np.minimum}[reduce]
+    if not include_self:
+        ident = {"sum": 0, "prod": 1,
+                 "amax": -np.inf if a.dtype.kind == "f" else np.iinfo(a.dtype).min if a.dtype.kind in "iu" else False,
+                 "amin": np.inf if a.dtype.kind == "f" else np.iinfo(a.dtype).max if a.dtype.kind in "iu" else True}[reduce]
+        out[f] = ident
+    ufunc.at(out, f, s)
+    return wrap(out, x._device)
+
+
+def k_nonzero(x):
+    return wrap(np.argwhere(nd(x)).astype(np.int64, copy=False), x._device)
+
+
+def k_sort(x, d, descending, stable):
+    a = nd(x)
+    work = a.astype(np.float32) if a.dtype is _BF16_NP else a
+    if descending:
+        idx = np.flip(np.argsort(np.flip(work, d), axis=d, kind="stable"), d)
+        idx = (a.shape[d] - 1) - idx
+    else:
+        idx = np.argsort(work, axis=d, kind="stable")
+    idx = np.ascontiguousarray(idx, dtype=np.int64)
+    return (wrap(np.take_along_axis(a, idx, axis=d), x._device), wrap(idx, x._device))
+
+
+def k_copy_(dst, src):
+    if src._device is not dst._device and src._device._type != "cpu":
+        raise RuntimeError(f"copy_: cpu_numpy can't read a tensor on {src._device}")
+    np.copyto(nd(dst), nd(src), casting="unsafe")
+    return dst
+
+
+def k_fill_(dst, value):
+    nd(dst).fill(value)
+    return dst
+
+
+def _rand_dtype(a):
+    return np.float64 if a.dtype == np.float64 else np.float32
+
+
+def k_uniform_(t, low, high, gen):
+    a = nd(t)
+    r = gen.rng.random(a.shape, dtype=_rand_dtype(a))
+    if low != 0.0 or high != 1.0:
+        r = r * (high - low) + low
+    np.copyto(a, r, casting="unsafe")
+    return t
+
+
+def k_normal_(t, mean, std, gen):
+    a = nd(t)
+    r = gen.rng.standard_normal(a.shape, dtype=_rand_dtype(a))
+    if std != 1.0 or mean != 0.0:
+        r = r * std + mean
+    np.copyto(a, r, casting="unsafe")
+    return t
+
+
+# -- native fast paths for composite ops -----------------------------------------------------------
+
+def k_to_copy(x, dtype, dev):
+    return wrap(nd(x).astype(dtype.np, copy=True), dev)
+
+
+def k_clone(x):
+    return wrap(nd(x).copy(), x._device)
+
+
+def k_where(c, a, b):
+    return wrap(np.where(nd(c), _arg(a), _arg(b)), _dev(a, b, c))
+
+
+def k_clamp(x, lo, hi, out=None):
+    a = nd(x)
+    if out is not None:
+        np.clip(a, lo, hi, out=nd(out))
+        return out
+    return wrap(np.clip(a, lo, hi), x._device)
+
+
+def k_cat(tensors, d):
+    return wrap(np.concatenate([nd(t) for t in tensors], axis=d), tensors[0]._device)
+
+
+def k_index_select(x, d, index):
+    return wrap(np.take(nd(x), nd(index), axis=d), x._device)
+
+
+def k_index(x, indices):
+    a = nd(x)
+    key = tuple(slice(None) if i is None else nd(i) for i in indices)
+    return wrap(np.ascontiguousarray(a[key]), x._device)
+
+
+def k_index_put(x, indices, values, accumulate):
+    out = nd(x).copy()
+    key = tuple(slice(None) if i is None else nd(i) for i in indices)
+    if accumulate:
+        np.add.at(out, key, nd(values))
+    else:
+        out[key] = nd(values)
+    return wrap(out, x._device)
+
+
+def k_flip(x, dims):
+    return wrap(np.ascontiguousarray(np.flip(nd(x), dims)), x._device)
+
+
+def k_max_dim(x, d, keepdim):
+    a = nd(x)
+    w = a.astype(np.float32) if a.dtype is _BF16_NP else a
+    i = np.argmax(w, axis=d, keepdims=True)
+    v = np.take_along_axis(a, i, axis=d)
+    if not keepdim:
+        v, i = np.squeeze(v, d), np.squeeze(i, d)
+    return (wrap(v, x._device), wrap(i.astype(np.int64, copy=False), x._device))
+
+
+def k_min_dim(x, d, keepdim):
+    a = nd(x)
+    w = a.astype(np.float32) if a.dtype is _BF16_NP else a
+    i = np.argmin(w, axis=d, keepdims=True)
+    v = np.take_along_axis(a, i, axis=d)
+    if not keepdim:
+        v, i = np.squeeze(v, d), np.squeeze(i, d)
+    return (wrap(v, x._device), wrap(i.astype(np.int64, copy=False), x._device))
+
+
+def k_var(x, dims, correction, keepdim):
+    a = nd(x)
+    acc = _sum_dtype(a)
+    n = 1
+    for d in dims:
+        n *= a.shape[d]
+    r = np.var(a, axis=dims, ddof=0, keepdims=keepdim, dtype=acc)  # sum of squares / n
+    if n:
+        denom = n - correction
+        r = r * (n / denom) if denom > 0 else r * n / 0.0  # no degrees of freedom: inf or nan
+    return wrap(np.asarray(r).astype(a.dtype, copy=False), x._device)
+
+
+def k_mean(x, dims, keepdim):
+    a = nd(x)
+    acc = _sum_dtype(a)
+    r = np.mean(a, axis=dims, keepdims=keepdim, dtype=acc)
+    return wrap(np.asarray(r).astype(a.dtype, copy=False), x._device)
+
+
+def k_searchsorted(seq, values, right):
+    s, v = nd(seq), nd(values)
+    side = "right" if right else "left"
+    out = np.empty(v.shape, dtype=np.int64)
+    s2 = s.reshape(-1, s.shape[-1])
+    v2 = v.reshape(-1, v.shape[-1])
+    o2 = out.reshape(-1, v.shape[-1])
+    for i in range(s2.shape[0]):
+        o2[i] = np.searchsorted(s2[i], v2[i], side=side)
+    return wrap(out, seq._device)
+
+
+def _check_int_zero(x, y):
+    dt = x.dtype if isinstance(x, np.ndarray) else y.dtype
+    if dt.kind in "iu" and (np.any(y == 0) if isinstance(y, np.ndarray) else y == 0):
+        raise RuntimeError("ZeroDivisionError: integer division by zero")
+
+
+def _floor_divide(x, y, out=None):
+    _check_int_zero(x, y)
+    return np.floor_divide(x, y, out=out) if out is not None else np.floor_divide(x, y)
+
+
+def _remainder(x, y, out=None):
+    _check_int_zero(x, y)
+    return np.remainder(x, y, out=out) if out is not None else np.remainder(x, y)
+
+
+def _sigmoid(x, out=None):
+    # 1 / (1 + exp(-x)) without overflow warnings for large |x|
+    r = np.exp(-np.logaddexp(0, -x)) if x.dtype != np.float16 else (1 / (1 + np.exp(-x.astype(np.float32)))).astype(x.dtype)
+    if out is not None:
+        np.copyto(out, r, casting="unsafe")
+        return out
+    return r.astype(x.dtype, copy=False)
+
+
+def _relu(x, out=None):
+    return np.maximum(x, x.dtype.type(0), out=out) if out is not None else np.maximum(x, x.dtype.type(0))
+
+
+def make_kernels(xp=np) -> dict:
+    """The op -> kernel table. ``xp`` is the array module (numpy here)."""
+    return {
+        # memory
+        "copy_": k_copy_, "fill_": k_fill_,
+        # unary
+        "neg": _unary(xp.negative), "abs": _unary(xp.absolute), "sign": _unary(xp.sign),
+        "exp": _unary(xp.exp), "log": _unary(xp.log), "sin": _unary(xp.sin), "cos": _unary(xp.cos),
+        "tanh": _unary(xp.tanh), "sqrt": _unary(xp.sqrt), "erf": _unary(_erf),
+        "floor": _unary(xp.floor), "ceil": _unary(xp.ceil), "round": _unary(_round),
+        "trunc": _unary(xp.trunc), "logical_not": _unary(xp.logical_not),
+        # binary
+        "add": _binary(xp.add), "sub": _binary(xp.subtract), "mul": _binary(xp.multiply),
+        "div": _binary(_div), "pow": _binary(xp.power), "maximum": _binary(xp.maximum),
+        "minimum": _binary(xp.minimum), "fmod": _binary(xp.fmod), "atan2": _binary(xp.arctan2),
+        "eq": _binary(xp.equal), "ne": _binary(xp.not_equal), "lt": _binary(xp.less),
+        "le": _binary(xp.less_equal), "gt": _binary(xp.greater), "ge": _binary(xp.greater_equal),
+        "logical_and": _binary(xp.logical_and), "logical_or": _binary(xp.logical_or),
+        "logical_xor": _binary(xp.logical_xor), "bitwise_and": _binary(xp.bitwise_and),
+        "bitwise_or": _binary(xp.bitwise_or), "bitwise_xor": _binary(xp.bitwise_xor),
+        "where": k_where,
+        # reductions
+        "sum": k_sum, "prod": k_prod, "amax": _reduce_minmax(xp.amax), "amin": _reduce_minmax(xp.amin),
+        "argmax": _arg_minmax(xp.argmax), "argmin": _arg_minmax(xp.argmin), "cumsum": k_cumsum,
+        "matmul": k_matmul,
+        "gather": k_gather, "scatter_add": k_scatter_add, "nonzero": k_nonzero, "sort": k_sort,
+        "uniform_": k_uniform_, "normal_": k_normal_,
+        # fast paths for composites
+        "_to_copy": k_to_copy, "clone": k_clone, "clamp": k_clamp, "cat": k_cat, "index_select": k_index_select,
+        "index": k_index, "index_put": k_index_put, "flip": k_flip, "max_dim": k_max_dim, "min_dim": k_min_dim,
+        "var": k_var, "mean": k_mean, "searchsorted": k_searchsorted, "floor_divide": _binary(_floor_divide),
+        "remainder": _binary(_remainder), "scatter": k_scatter, "scatter_reduce": k_scatter_reduce, "cumprod": k_cumprod,
+        "exp2": _unary(xp.exp2), "expm1": _unary(xp.expm1), "log2": _unary(xp.log2),
+        "log10": _unary(xp.log10), "log1p": _unary(xp.log1p), "tan": _unary(xp.tan),
+        "asin": _unary(xp.arcsin), "acos": _unary(xp.arccos), "atan": _unary(xp.arctan),
+        "sinh": _unary(xp.sinh), "cosh": _unary(xp.cosh), "asinh": _unary(xp.arcsinh),
+        "acosh": _unary(xp.arccosh), "atanh": _unary(xp.arctanh), "sigmoid": _unary(_sigmoid),
+        "erfinv": _unary(_erfinv), "relu": _unary(_relu), "square": _unary(xp.square),
+        "reciprocal": _unary(xp.reciprocal), "hypot": _binary(xp.hypot), "fmax": _binary(xp.fmax),
+        "fmin": _binary(xp.fmin),
+    }
+
+
+OUT_KERNELS = frozenset({
+    "neg", "abs", "sign", "exp", "log", "sin", "cos", "tanh", "sqrt", "erf", "floor", "ceil", "round", "trunc",
+    "add", "sub", "mul", "div", "pow", "maximum", "minimum", "fmod", "atan2", "clamp", "exp2", "expm1", "log2",
+    "log10", "log1p", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "sigmoid", "relu",
+    "square", "reciprocal", "hypot", "fmax", "fmin", "floor_divide", "remainder",
+})
+
+
+class NumpyGenerator:
+    """A seeded PCG64 stream; its state serialises to plain bytes (never a pickle)."""
+
+    def __init__(self, seed: int = 67280421310721):
+        self.manual_seed(seed)
+
+    def manual_seed(self, seed: int) -> None:
+        self._seed = int(seed)
+        self.rng = np.random.Generator(np.random.PCG64(self._seed))
+
+    def initial_seed(self) -> int:
+        return self._seed
+
+    def seed(self) -> int:
+        s = int.from_bytes(os.urandom(8), "little") & ((1 << 63) - 1)
+        self.manual_seed(s)
+        return s
+
+    def get_state(self) -> np.ndarray:
+        st = self.rng.bit_generator.state
+        s, inc = st["state"]["state"], st["state"]["inc"]
+        raw = (s.to_bytes(16, "little") + inc.to_bytes(16, "little") + struct.pack("<BI", st["has_uint32"], st["uinteger"])
+               + self._seed.to_bytes(8, "little"))
+        return np.frombuffer(raw, dtype=np.uint8).copy()
+
+    def set_state(self, arr: np.ndarray) -> None:
+        raw = bytes(np.asarray(arr, dtype=np.uint8))
+        if len(raw) != 45:
+            raise RuntimeError(f"set_state: expected a cpu generator state of 45 bytes, got {len(raw)}")
+        s = int.from_bytes(raw[:16], "little")
+        inc = int.from_bytes(raw[16:32], "little")
+        has, uint = struct.unpack("<BI", raw[32:37])
+        self._seed = int.from_bytes(raw[37:45], "little")
+        bg = np.random.PCG64()
+        bg.state = {"bit_generator": "PCG64", "state": {"state": s, "inc": inc}, "has_uint32": has, "uinteger": uint}
+        self.rng = np.random.Generator(bg)
+
+
+class NumpyBackend(Backend):
+    """Device ``cpu``: numpy arrays in host memory."""
+
+    KERNELS = make_kernels(np)
+    out_kernels = OUT_KERNELS
+    dtypes = frozenset(d.name for d in D.ALL_DTYPES)
+
+    def availability(self):
+        return True, ""
+
+    def device_count(self) -> int:
+        return 1
+
+    def device_name(self, index) -> str:
+        import platform
+        return platform.processor() or platform.machine() or "cpu"
+
+    def empty(self, shape, dtype, device):
+        a = np.empty(shape, dtype=dtype.np)
+        return wrap(a, device)
+
+    def from_numpy(self, array, device):
+        """Shares memory with ``array`` (positive strides, multiples of the item size)."""
+        dt = _ember_dtype(array.dtype)
+        isz = array.itemsize
+        if array.flags.c_contiguous:
+            flat = array.reshape(-1)
+            st = contiguous_strides(array.shape)
+            return _make(UntypedStorage(flat, array.nbytes, device), array.shape, st, 0, dt, device, array)
+        if array.size == 0:
+            return wrap(np.empty(array.shape, array.dtype), device)
+        span = 1 + sum((s - 1) * (st // isz) for s, st in zip(array.shape, array.strides))
+        flat = np.lib.stride_tricks.as_strided(array, shape=(span,), strides=(isz,))
+        st = tuple(s // isz for s in array.strides)
+        return _make(UntypedStorage(flat, span * isz, device), array.shape, st, 0, dt, device, array)
+
+    def to_numpy(self, tensor) -> np.ndarray:
+        return nd(tensor).view()
+
+    def data_ptr(self, storage) -> int:
+        return storage._data.ctypes.data if storage._nbytes else 0
+
+    def create_generator(self, device):
+        return NumpyGenerator()
+
+    def synchronize(self, device=None) -> None:
+        return None

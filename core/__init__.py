@@ -1,0 +1,136 @@
+"""ember: a deep-learning framework with the PyTorch programming model, whose compute backends
+are plugins (``import ember as torch``).
+
+``import ember`` loads no plugin: backends are found through the ``ember`` entry-point group
+the first time a device is needed (see :mod:`ember.hookspecs`).
+"""
+from __future__ import annotations
+
+import importlib as _importlib
+
+__version__ = "0.1.0"
+
+from . import _dtype
+from ._dtype import (bfloat16, bool, can_cast, double, dtype, finfo, float, float16, float32, float64,
+                     get_default_dtype, half, iinfo, int, int8, int16, int32, int64, long, promote_types,
+                     result_type, set_default_dtype, short, uint8)
+from ._device import device
+from ._storage import UntypedStorage
+from ._tensor import Size, Tensor
+from .hookspecs import hookimpl
+from . import ops
+from .ops import *  # noqa: F401,F403  (every op front end: ember.add, ember.matmul, ...)
+from .ops import getitem as _getitem  # noqa: F401
+from . import _methods as _methods_mod
+from ._factory import get_default_device, set_default_device
+from ._random import (Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state)
+from ._random import default_generator as _default_generator_for
+from .autograd import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
+                       set_grad_enabled)
+from ._dlpack import from_dlpack
+from ._repr import set_printoptions
+from . import return_types
+from ._legacy import CPU_CLASSES as _CPU_CLASSES
+from . import autograd
+
+_methods_mod.install()
+globals().update(_CPU_CLASSES)
+del _CPU_CLASSES
+
+range = _importlib.import_module("ember._factory").range_  # noqa: A001  (torch.range, deprecated)
+strided = "strided"
+contiguous_format = "contiguous_format"
+preserve_format = "preserve_format"
+channels_last = "channels_last"
+sparse_coo = "sparse_coo"
+
+_LAZY_SUBMODULES = {"nn", "optim", "utils", "distributed", "testing", "cuda", "serialization", "cli", "backend",
+                    "hookspecs", "linalg", "special", "fft", "onnx", "jit", "multiprocessing", "profiler", "amp"}
+
+
+def __getattr__(name):
+    if name in _LAZY_SUBMODULES:
+        return _importlib.import_module(f"ember.{name}")
+    if name == "default_generator":
+        from . import _devices
+        return _default_generator_for(_devices.cpu())
+    if name in ("save", "load"):
+        mod = _importlib.import_module("ember.serialization")
+        if hasattr(mod, name):
+            return getattr(mod, name)
+    raise AttributeError(f"module 'ember' has no attribute {name!r}")
+
+
+def is_tensor(obj) -> bool:
+    """True for ember tensors (and Parameters)."""
+    return isinstance(obj, Tensor)
+
+
+def is_storage(obj) -> bool:
+    return isinstance(obj, UntypedStorage)
+
+
+def is_floating_point(input) -> bool:
+    return input.is_floating_point()
+
+
+def is_complex(input) -> bool:
+    return False
+
+
+def is_nonzero(input) -> bool:
+    if input.numel() != 1:
+        raise RuntimeError(f"Boolean value of Tensor with {'no' if input.numel() == 0 else 'more than one'} value"
+                           f"{'s' if input.numel() != 1 else ''} is ambiguous")
+    return input.item() != 0
+
+
+def numel(input) -> int:
+    return input.numel()
+
+
+def typename(obj) -> str:
+    if isinstance(obj, Tensor):
+        return obj.type()
+    return type(obj).__module__ + "." + type(obj).__qualname__
+
+
+def compile(model=None, **kwargs):
+    """ember has no compiler: returns ``model`` unchanged (so code calling ``torch.compile`` runs)."""
+    if model is None:
+        return lambda m: m
+    return model
+
+
+def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None:
+    """Accepted for compatibility: ember's kernels are deterministic on cpu."""
+
+
+def are_deterministic_algorithms_enabled() -> bool:
+    return True
+
+
+def set_num_threads(n: int) -> None:
+    """Accepted for compatibility (threading is up to the backend's array library)."""
+
+
+def get_num_threads() -> int:
+    import os
+    return os.cpu_count() or 1
+
+
+def set_default_tensor_type(t) -> None:
+    """Legacy: sets the default floating dtype from a tensor type such as ``ember.DoubleTensor``."""
+    from ._legacy import parse_type_string
+    if isinstance(t, str):
+        dt, _ = parse_type_string(t)
+    else:
+        dt = t._legacy_dtype
+    set_default_dtype(dt)
+
+
+def plugins():
+    """The plugins ember knows about (loading them if needed): name -> ``PluginInfo``."""
+    from . import _plugins
+    _plugins.load()
+    return dict(_plugins.plugins)

@@ -1,0 +1,364 @@
+"""Random numbers: ``Generator``, ``manual_seed`` and the random creation ops.
+
+Each backend supplies generator objects (``Backend.create_generator``) and two fill kernels,
+``uniform_`` and ``normal_``; everything else (randint, randperm, bernoulli, multinomial...) is
+built from them. Sequences are reproducible per seed and backend, not bit-identical to PyTorch.
+"""
+from __future__ import annotations
+
+import math
+import threading
+
+from . import _devices
+from . import _dtype as D
+from ._tensor import Tensor
+from .ops import _util as U
+from .ops.registry import inplace, register_op
+
+DEFAULT_SEED = 67280421310721  # PyTorch's default cpu seed: unseeded runs repeat
+_lock = threading.Lock()
+_defaults: dict = {}  # canonical device -> Generator
+_seed = [DEFAULT_SEED]
+
+
+class Generator:
+    """A random generator on one device (``ember.Generator('cpu').manual_seed(0)``)."""
+
+    def __init__(self, device="cpu"):
+        self._device = _devices.canonical(device)
+        self._gen = self._device._backend.create_generator(self._device)
+
+    @property
+    def device(self):
+        return self._device
+
+    def manual_seed(self, seed: int) -> "Generator":
+        seed = int(seed)
+        if seed < -(2 ** 63) or seed >= 2 ** 64:
+            raise RuntimeError(f"Overflow when unpacking long: seed {seed} must fit in 64 bits")
+        self._gen.manual_seed(seed & 0xFFFFFFFFFFFFFFFF)
+        return self
+
+    def seed(self) -> int:
+        return self._gen.seed()
+
+    def initial_seed(self) -> int:
+        return self._gen.initial_seed()
+
+    def get_state(self) -> Tensor:
+        from ._factory import from_numpy
+        return from_numpy(self._gen.get_state().copy())
+
+    def set_state(self, new_state: Tensor) -> "Generator":
+        if not isinstance(new_state, Tensor) or new_state._dtype is not D.uint8:
+            raise TypeError("set_state expects an ember.ByteTensor (uint8) produced by get_state()")
+        self._gen.set_state(new_state.detach()._host().copy())
+        return self
+
+    def __repr__(self):
+        return f"<ember.Generator device={self._device}>"
+
+
+def default_generator(device) -> Generator:
+    g = _defaults.get(device)
+    if g is None:
+        with _lock:
+            g = _defaults.get(device)
+            if g is None:
+                g = Generator(device)
+                g.manual_seed(_seed[0])
+                _defaults[device] = g
+    return g
+
+
+def manual_seed(seed: int) -> Generator:
+    """Seed the default generators of every device (loaded now or later); returns cpu's."""
+    seed = int(seed)
+    _seed[0] = seed & 0xFFFFFFFFFFFFFFFF
+    for g in list(_defaults.values()):
+        g.manual_seed(seed)
+    return default_generator(_devices.cpu())
+
+
+def seed() -> int:
+    """Seed every default generator non-deterministically; returns the seed used."""
+    import secrets
+    s = secrets.randbits(63)
+    manual_seed(s)
+    return s
+
+
+def initial_seed() -> int:
+    return default_generator(_devices.cpu()).initial_seed()
+
+
+def get_rng_state() -> Tensor:
+    return default_generator(_devices.cpu()).get_state()
+
+
+def set_rng_state(state: Tensor) -> None:
+    default_generator(_devices.cpu()).set_state(state)
+
+
+def fork_rng_states():
+    return {d: g.get_state() for d, g in _defaults.items()}
+
+
+def _gen_for(t: Tensor, generator):
+    if generator is None:
+        return default_generator(t._device)._gen
+    if not isinstance(generator, Generator):
+        raise TypeError(f"generator must be an ember.Generator, got {type(generator).__name__}")
+    if generator._device is not t._device and generator._device != t._device:
+        raise RuntimeError(f"Expected a '{t._device.type}' device type for generator but found '{generator._device.type}'")
+    return generator._gen
+
+
+_UNIFORM = register_op("uniform_", primitive=True, group="random", differentiable=False)
+_NORMAL = register_op("normal_", primitive=True, group="random", differentiable=False)
+
+
+def _check_float(t, op):
+    if t._dtype.category != D._FLOAT:
+        raise RuntimeError(f"{op}: expected a floating point tensor, got {t._dtype} (\"{op}_\" not implemented for '{t._dtype.name}')")
+
+
+def uniform_(self: Tensor, from_: float = 0.0, to: float = 1.0, *, generator=None) -> Tensor:
+    """Fill with samples from U[from, to)."""
+    _check_float(self, "uniform_")
+    if from_ > to:
+        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={from_} > to={to}")
+    return _fill(_UNIFORM, self, float(from_), float(to), generator)
+
+
+def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, *, generator=None) -> Tensor:
+    """Fill with samples from N(mean, std^2)."""
+    _check_float(self, "normal_")
+    if std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+    return _fill(_NORMAL, self, float(mean), float(std), generator)
+
+
+def _fill(op, t, a, b, generator):
+    g = _gen_for(t, generator)
+    if t.is_contiguous():
+        return inplace(op, t, t._device, (t, a, b, g), (), None)
+    tmp = t._device._backend.empty(t._shape, t._dtype, t._device)
+    t._device._kernels[op.name](tmp, a, b, g)
+    return t.copy_(tmp)
+
+
+def _new(shape, dtype, device, op):
+    dt = D.get_default_dtype() if dtype is None else D.to_dtype(dtype)
+    from ._factory import _resolve_device
+    dev = _resolve_device(device)
+    dev._backend.check_dtype(dt, op)
+    return dev._backend.empty(shape, dt, dev)
+
+
+def _sizes(size, op):
+    shape = U.size_arg(size, op)
+    U.check_sizes_nonneg(shape, op)
+    return shape
+
+
+def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None, layout=None,
+         pin_memory=False) -> Tensor:
+    """Samples from U[0, 1)."""
+    t = _new(_sizes(size, "rand"), dtype, device, "rand")
+    _check_float(t, "rand")
+    t._device._kernels["uniform_"](t, 0.0, 1.0, _gen_for(t, generator))
+    return _done(t, requires_grad, out)
+
+
+def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None, layout=None,
+          pin_memory=False) -> Tensor:
+    """Samples from N(0, 1)."""
+    t = _new(_sizes(size, "randn"), dtype, device, "randn")
+    _check_float(t, "randn")
+    t._device._kernels["normal_"](t, 0.0, 1.0, _gen_for(t, generator))
+    return _done(t, requires_grad, out)
+
+
+def _done(t, requires_grad, out):
+    if out is not None:
+        from ._factory import _into_out
+        return _into_out(out, t)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def _uniform_float(shape, device, generator, span: float):
+    """Uniform [0, 1) samples in a float dtype precise enough to index ``span`` values."""
+    dt = D.float32 if span <= 2 ** 24 else D.float64
+    dev = device
+    if dt is D.float64 and not dev._backend.supports_dtype(D.float64):
+        dt = D.float32
+    t = dev._backend.empty(shape, dt, dev)
+    dev._kernels["uniform_"](t, 0.0, 1.0, generator)
+    return t
+
+
+def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False,
+            out=None, layout=None) -> Tensor:
+    """Integers uniformly drawn from [low, high) (int64 by default)."""
+    if size is None:
+        if high is None or not isinstance(high, (tuple, list)):
+            raise TypeError("randint() missing required argument 'size'")
+        low, high, size = 0, low, high
+    if high is None:
+        low, high = 0, low
+    low, high = int(low), int(high)
+    if low >= high:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+    shape = _sizes((size,), "randint")
+    dt = D.int64 if dtype is None else D.to_dtype(dtype)
+    from ._factory import _resolve_device
+    dev = _resolve_device(device)
+    span = high - low
+    probe = dev._backend.empty((), D.float32, dev)
+    u = _uniform_float(shape, dev, _gen_for(probe, generator), span)
+    from . import ops
+    r = ops.floor(ops.mul(u, float(span)))
+    r = ops.clamp(r, max=float(span - 1))  # guard against rounding up to span
+    r = ops.add(r.to(D.int64), low)
+    return _done(r.to(dt), requires_grad, out)
+
+
+def random_(self: Tensor, from_=0, to=None, *, generator=None) -> Tensor:
+    """Fill with integers from [from, to) (to defaults to the dtype's range)."""
+    if to is None:
+        if self._dtype.category == D._FLOAT:  # integers exactly representable in the dtype
+            to = {D.float16: 2 ** 11, D.bfloat16: 2 ** 8, D.float32: 2 ** 24}.get(self._dtype, 2 ** 53)
+        elif self._dtype is D.bool:
+            to = 2
+        else:
+            to = D.iinfo(self._dtype).max + 1
+    r = randint(from_, to, self._shape, generator=generator, device=self._device)
+    return self.copy_(r)
+
+
+def randperm(n: int, *, generator=None, dtype=None, device=None, requires_grad=False, out=None,
+             layout=None, pin_memory=False) -> Tensor:
+    """A random permutation of 0..n-1."""
+    if n < 0:
+        raise RuntimeError(f"randperm: n must be non-negative, got {n}")
+    from ._factory import _resolve_device
+    from . import ops
+    dev = _resolve_device(device)
+    probe = dev._backend.empty((), D.float32, dev)
+    u = _uniform_float((n,), dev, _gen_for(probe, generator), max(n, 2) ** 2)
+    idx = ops.argsort(u, stable=True)
+    dt = D.int64 if dtype is None else D.to_dtype(dtype)
+    return _done(idx.to(dt), requires_grad, out)
+
+
+def rand_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None, generator=None) -> Tensor:
+    return rand(input._shape, dtype=input._dtype if dtype is None else dtype,
+                device=input._device if device is None else device, requires_grad=requires_grad, generator=generator)
+
+
+def randn_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None, generator=None) -> Tensor:
+    return randn(input._shape, dtype=input._dtype if dtype is None else dtype,
+                 device=input._device if device is None else device, requires_grad=requires_grad, generator=generator)
+
+
+def randint_like(input, low=0, high=None, *, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
+    if high is None:
+        low, high = 0, low
+    return randint(low, high, input._shape, dtype=input._dtype if dtype is None else dtype,
+                   device=input._device if device is None else device, generator=generator)
+
+
+def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=None, requires_grad=False,
+           out=None) -> Tensor:
+    """Samples from N(mean, std^2); mean and std may be tensors (broadcast) or floats."""
+    from . import ops
+    mt, st = isinstance(mean, Tensor), isinstance(std, Tensor)
+    if not mt and not st:
+        if size is None:
+            raise TypeError("normal() with float mean and std needs a size")
+        t = randn(*((size,) if isinstance(size, int) else size), generator=generator, dtype=dtype, device=device)
+        with_ = ops.add(ops.mul(t, float(std)), float(mean))
+        return _done(with_, requires_grad, out)
+    ref = mean if mt else std
+    if st and bool((std < 0).any()):
+        raise RuntimeError("normal expects all elements of std >= 0.0")
+    shape = U.broadcast_shapes(mean._shape if mt else (), std._shape if st else (), "normal")
+    z = randn(shape, generator=generator, dtype=ref._dtype, device=ref._device)
+    r = ops.add(ops.mul(z, std), mean)
+    return _done(r.detach(), requires_grad, out)
+
+
+def bernoulli(input: Tensor, p=None, *, generator=None, out=None) -> Tensor:
+    """Samples 1 with probability ``input`` (or ``p``), else 0, in input's dtype."""
+    from . import ops
+    probs = input if p is None else p
+    if isinstance(probs, Tensor):
+        if bool(((probs < 0) | (probs > 1)).any()):
+            raise RuntimeError("bernoulli: all probabilities must be in the interval [0, 1]")
+    elif not 0 <= probs <= 1:
+        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={probs}")
+    dt = input._dtype if input._dtype.category == D._FLOAT else D.get_default_dtype()
+    u = rand(input._shape, dtype=dt if dt is not D.float16 and dt is not D.bfloat16 else D.float32,
+             device=input._device, generator=generator)
+    r = ops.lt(u, probs.detach() if isinstance(probs, Tensor) else probs).to(input._dtype)
+    return _done(r, False, out)
+
+
+def bernoulli_(self: Tensor, p=0.5, *, generator=None) -> Tensor:
+    return self.copy_(bernoulli(self if not isinstance(p, (int, float)) else self, p, generator=generator))
+
+
+def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *, generator=None, out=None) -> Tensor:
+    """Indices sampled from the rows of ``input`` (non-negative weights)."""
+    from . import ops
+    if input.dim() not in (1, 2):
+        raise RuntimeError(f"prob_dist must be 1 or 2 dim, got {input.dim()}")
+    n_cat = input._shape[-1]
+    if not replacement and num_samples > n_cat:
+        raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
+    if num_samples <= 0:
+        raise RuntimeError(f"cannot sample n_sample <= 0 samples, got {num_samples}")
+    w = input.detach().to(D.float64 if input._device._backend.supports_dtype(D.float64) else D.float32)
+    if bool((w < 0).any()) or not bool(ops.isfinite(w).all()):
+        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    rows = w if w.dim() == 2 else w.unsqueeze(0)
+    if bool((rows.sum(-1) <= 0).any()):
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    if replacement:
+        cdf = ops.cumsum(rows, -1)
+        cdf = ops.div(cdf, cdf[:, -1:])
+        u = rand((rows._shape[0], num_samples), dtype=cdf._dtype, device=input._device, generator=generator)
+        idx = ops.searchsorted(cdf, u, right=True)
+        idx = ops.clamp(idx, max=n_cat - 1)
+    else:
+        # Gumbel top-k: argsort of log(w) + Gumbel noise, without replacement
+        u = rand(rows._shape, dtype=rows._dtype, device=input._device, generator=generator)
+        u = ops.clamp(u, min=1e-30)
+        keys = ops.sub(ops.log(rows), ops.log(ops.neg(ops.log(u))))
+        keys = ops.where(rows > 0, keys, float("-inf"))
+        idx = ops.argsort(keys, dim=-1, descending=True, stable=True)[:, :num_samples]
+    if input.dim() == 1:
+        idx = idx.squeeze(0)
+    return _done(idx.to(D.int64).contiguous(), False, out)
+
+
+def poisson(input: Tensor, generator=None) -> Tensor:
+    """Poisson samples with rates ``input`` (inversion by sequential search; rates should be modest)."""
+    from . import ops
+    lam = input.detach().to(D.float64 if input._device._backend.supports_dtype(D.float64) else D.float32)
+    u = rand(lam._shape, dtype=lam._dtype, device=lam._device, generator=generator)
+    k = ops.zeros_like(lam)
+    p = ops.exp(ops.neg(lam))
+    s = p.clone()
+    limit = int(max(10.0, float(lam.max().item()) * 3 + 10 * math.sqrt(float(lam.max().item()) + 1))) if lam.numel() else 0
+    for i in range(1, limit + 1):
+        more = u > s
+        if not bool(more.any()):
+            break
+        k = ops.where(more, k + 1, k)
+        p = ops.mul(p, ops.div(lam, float(i)))
+        s = ops.add(s, p)
+    return k.to(input._dtype)

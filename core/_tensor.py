@@ -1,0 +1,634 @@
+"""``ember.Tensor``: storage + shape + strides (in elements) + storage offset + dtype, plus
+autograd fields. Arithmetic and most methods are attached by :mod:`ember.ops`; this module holds
+the metadata, conversions and the autograd-facing attributes."""
+from __future__ import annotations
+
+import numpy as np
+
+from . import _dtype as D
+from . import _state
+from ._device import device as _device_cls
+
+_new = object.__new__
+_grad = _state.grad
+
+
+class Tensor:
+    """A multi-dimensional array on one device, with autograd.
+
+    ``ember.Tensor(2, 3)`` and ``ember.Tensor([1, 2])`` are the legacy constructors (default
+    dtype); prefer :func:`ember.tensor`, :func:`ember.zeros` and friends.
+    """
+
+    __slots__ = (
+        "_storage", "_shape", "_stride", "_offset", "_dtype", "_device", "_native", "_version",
+        "_base", "_requires_grad", "_grad_fn", "_output_nr", "_grad", "_retains_grad", "_hooks",
+        "_accum", "_fn_version", "_is_view_of_leaf", "__dict__", "__weakref__",
+    )
+
+    def __new__(cls, *args, device=None, dtype=None):
+        from . import _factory
+        return _factory.legacy_new(cls, args, device, dtype)
+
+    # -- metadata -------------------------------------------------------------------------
+    @property
+    def shape(self) -> "Size":
+        return Size(self._shape)
+
+    def size(self, dim: int | None = None):
+        """The shape as ``ember.Size``, or the length of one dimension."""
+        if dim is None:
+            return Size(self._shape)
+        return self._shape[_wrap_dim(dim, len(self._shape), "size")]
+
+    def stride(self, dim: int | None = None):
+        """Strides in elements, or the stride of one dimension."""
+        if dim is None:
+            return self._stride
+        return self._stride[_wrap_dim(dim, len(self._shape), "stride")]
+
+    def dim(self) -> int:
+        return len(self._shape)
+
+    ndimension = dim
+
+    @property
+    def ndim(self) -> int:
+        return len(self._shape)
+
+    def numel(self) -> int:
+        n = 1
+        for s in self._shape:
+            n *= s
+        return n
+
+    nelement = numel
+
+    def storage_offset(self) -> int:
+        return self._offset
+
+    def element_size(self) -> int:
+        return self._dtype.itemsize
+
+    @property
+    def itemsize(self) -> int:
+        return self._dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self.numel() * self._dtype.itemsize
+
+    @property
+    def dtype(self):
+        return self._dtype
+
+    @property
+    def device(self) -> _device_cls:
+        return self._device
+
+    @property
+    def is_cuda(self) -> bool:
+        return self._device._type == "cuda"
+
+    @property
+    def is_cpu(self) -> bool:
+        return self._device._type == "cpu"
+
+    @property
+    def is_leaf(self) -> bool:
+        return self._grad_fn is None or not self._requires_grad
+
+    @property
+    def layout(self) -> str:
+        return "strided"
+
+    def is_floating_point(self) -> bool:
+        return self._dtype.category == D._FLOAT
+
+    def is_complex(self) -> bool:
+        return False
+
+    def is_signed(self) -> bool:
+        return self._dtype.is_signed
+
+    def get_device(self) -> int:
+        """The device index, or -1 for cpu tensors (as PyTorch)."""
+        return -1 if self._device._index is None else self._device._index
+
+    def untyped_storage(self):
+        return self._storage
+
+    def storage(self):
+        return self._storage
+
+    def data_ptr(self) -> int:
+        """Address of the first element (storage address + offset in bytes)."""
+        return self._device._backend.data_ptr(self._storage) + self._offset * self._dtype.itemsize
+
+    @property
+    def _version_counter(self):
+        return self._version
+
+    @property
+    def version(self) -> int:
+        return self._version[0]
+
+    def is_contiguous(self, memory_format=None) -> bool:
+        """True when the strides are row-major; size-1 dimensions are ignored."""
+        expected = 1
+        shape, stride = self._shape, self._stride
+        for i in range(len(shape) - 1, -1, -1):
+            s = shape[i]
+            if s == 0:
+                return True
+            if s != 1:
+                if stride[i] != expected:
+                    return False
+                expected *= s
+        return True
+
+    def is_set_to(self, other: "Tensor") -> bool:
+        return (self._storage is other._storage and self._offset == other._offset
+                and self._shape == other._shape and self._stride == other._stride)
+
+    def _is_view(self) -> bool:
+        return self._base is not None
+
+    @property
+    def _base_tensor(self):
+        return self._base
+
+    # -- autograd attributes ----------------------------------------------------------------
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        value = bool(value)
+        if self._grad_fn is not None and self._requires_grad:
+            if not value:
+                raise RuntimeError(
+                    "you can only change requires_grad flags of leaf variables. If you want to use a "
+                    "computed variable in a subgraph that doesn't require differentiation use "
+                    "var_no_grad = var.detach().")
+            return
+        if value and self._dtype.category != D._FLOAT:
+            raise RuntimeError(
+                f"only Tensors of floating point dtype can require gradients (got {self._dtype})")
+        self._requires_grad = value
+
+    def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
+        """Set ``requires_grad`` in place and return ``self``."""
+        self.requires_grad = requires_grad
+        return self
+
+    @property
+    def grad_fn(self):
+        if self._base is not None:
+            from .autograd.graph import grad_fn_of
+            return grad_fn_of(self)
+        return self._grad_fn
+
+    @property
+    def grad(self):
+        if self._grad_fn is not None and self._requires_grad and not self._retains_grad:
+            import warnings
+            warnings.warn(
+                "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
+                "attribute won't be populated during autograd.backward(). If you indeed want the .grad "
+                "field to be populated for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor.",
+                UserWarning, stacklevel=2)
+        return self._grad
+
+    @grad.setter
+    def grad(self, value) -> None:
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type {type(value).__name__}")
+            if value._device != self._device:
+                raise RuntimeError(f"assigned grad has data located on {value._device} different from the tensor on {self._device}")
+            if value._dtype is not self._dtype:
+                raise RuntimeError(f"assigned grad has data of type {value._dtype} different from the type of the tensor {self._dtype}")
+            if value._shape != self._shape:
+                raise RuntimeError(f"assigned grad has data of a different size: {list(value._shape)} vs the tensor's {list(self._shape)}")
+        self._grad = value
+
+    @grad.deleter
+    def grad(self) -> None:
+        self._grad = None
+
+    @property
+    def retains_grad(self) -> bool:
+        return self._retains_grad
+
+    def retain_grad(self) -> None:
+        """Keep ``.grad`` for this non-leaf tensor during backward."""
+        if not self._requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self.is_leaf:
+            return
+        self._retains_grad = True
+
+    def register_hook(self, hook):
+        """Call ``hook(grad)`` when the gradient of this tensor is computed; it may return a
+        replacement gradient. Returns a handle with ``remove()``."""
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        from .autograd.graph import RemovableHandle
+        if self._hooks is None:
+            self._hooks = {}
+        handle = RemovableHandle(self._hooks)
+        self._hooks[handle.id] = hook
+        return handle
+
+    def register_post_accumulate_grad_hook(self, hook):
+        """For leaves: call ``hook(tensor)`` after its ``.grad`` has been accumulated."""
+        if not self.is_leaf:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+        from .autograd.graph import RemovableHandle
+        hooks = self.__dict__.setdefault("_post_accumulate_hooks", {})
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = hook
+        return handle
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None) -> None:
+        """Compute gradients of this tensor with respect to graph leaves (see ``ember.autograd.backward``)."""
+        from .autograd import engine
+        engine.backward((self,), None if gradient is None else (gradient,), retain_graph, create_graph, inputs)
+
+    @property
+    def data(self) -> "Tensor":
+        """A tensor sharing storage but not history or version counter (unsafe; prefer ``detach()``)."""
+        t = _alias(self, self._shape, self._stride, self._offset)
+        t._version = [0]
+        t._base = None
+        return t
+
+    @data.setter
+    def data(self, other: "Tensor") -> None:
+        if not isinstance(other, Tensor):
+            raise TypeError(f"data must be a Tensor, got {type(other).__name__}")
+        if other._device is not self._device and other._device != self._device:
+            pass  # PyTorch allows moving data across devices this way
+        self._storage = other._storage
+        self._shape = other._shape
+        self._stride = other._stride
+        self._offset = other._offset
+        self._dtype = other._dtype
+        self._device = other._device
+        self._native = None
+
+    def detach(self) -> "Tensor":
+        """A tensor sharing storage and version counter, without history."""
+        t = _alias(self, self._shape, self._stride, self._offset)
+        t._base = None  # not a view for autograd: in-place ops on it never rebase self's graph
+        return t
+
+    def detach_(self) -> "Tensor":
+        """Detach this tensor from its graph in place (it becomes a leaf)."""
+        if self._base is not None and self._base._requires_grad and self._grad_fn is not None:
+            raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+        self._grad_fn = None
+        self._requires_grad = False
+        return self
+
+    # -- conversions --------------------------------------------------------------------------
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        """A numpy array sharing memory with this cpu tensor (``force=True`` copies from any device)."""
+        if force:
+            return self._device._backend.to_numpy(self.detach()).copy()
+        if self._device._type != "cpu":
+            raise TypeError(
+                f"can't convert {self._device} device type tensor to numpy. Use Tensor.cpu() to copy the "
+                "tensor to host memory first.")
+        if self._requires_grad:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
+        return self._device._backend.to_numpy(self)
+
+    def __array__(self, dtype=None, copy=None):
+        a = self.numpy()
+        if dtype is not None and a.dtype != dtype:
+            return a.astype(dtype)
+        return a.copy() if copy else a
+
+    def _host(self) -> np.ndarray:
+        """Values on the host (numpy), no autograd checks; may share memory."""
+        return self._device._backend.to_numpy(self)
+
+    def item(self):
+        """The value of a one-element tensor as a python number."""
+        n = self.numel()
+        if n != 1:
+            raise RuntimeError(f"a Tensor with {n} elements cannot be converted to Scalar")
+        return self._host().reshape(()).item() if self._dtype is not D.bfloat16 else float(self._host().reshape(()))
+
+    def tolist(self):
+        """The values as (nested) python lists of numbers."""
+        a = self._host()
+        if self._dtype is D.bfloat16 or self._dtype is D.float16:
+            a = a.astype(np.float64) if self._dtype is D.bfloat16 else a
+        return a.tolist()
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __bool__(self):
+        n = self.numel()
+        if n != 1:
+            if n == 0:
+                raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+        return bool(self.item())
+
+    def __index__(self):
+        if self._dtype.category > D._INT or self.numel() != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __complex__(self):
+        return complex(self.item())
+
+    def __len__(self):
+        if not self._shape:
+            raise TypeError("len() of a 0-d tensor")
+        return self._shape[0]
+
+    def __iter__(self):
+        if not self._shape:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(self.unbind(0))
+
+    def __hash__(self):
+        return id(self)
+
+    def __contains__(self, element):
+        if isinstance(element, (Tensor, int, float, bool)):
+            return bool((self == element).any().item())
+        raise RuntimeError(f"Tensor.__contains__ only supports Tensor or scalar, but you passed in a {type(element).__name__}.")
+
+    def __repr__(self, *, tensor_contents=None):
+        from ._repr import tensor_repr
+        return tensor_repr(self)
+
+    def __format__(self, spec):
+        if not self._shape:
+            return self.item().__format__(spec)
+        return object.__format__(self, spec) if spec else repr(self)
+
+    def __reduce_ex__(self, proto):
+        from .serialization import _reduce_tensor
+        return _reduce_tensor(self)
+
+    def __deepcopy__(self, memo):
+        if id(self) in memo:
+            return memo[id(self)]
+        if not self.is_leaf:
+            raise RuntimeError(
+                "Only Tensors created explicitly by the user (graph leaves) support the deepcopy protocol at the moment.")
+        from . import ops
+        with _no_grad():
+            new = ops.clone(self)
+        if type(self) is not Tensor:
+            new = type(self)._from_alias(new, self._requires_grad) if hasattr(type(self), "_from_alias") else new
+        new._requires_grad = self._requires_grad
+        if self._grad is not None:
+            new._grad = self._grad.__deepcopy__(memo)
+        new.__dict__.update({k: v for k, v in self.__dict__.items()})
+        memo[id(self)] = new
+        return new
+
+    # -- devices and dtypes ---------------------------------------------------------------------
+    def type(self, dtype=None, non_blocking: bool = False, **kwargs):
+        """With no argument, the legacy type string (``'ember.FloatTensor'``); otherwise a cast."""
+        if dtype is None:
+            from ._legacy import type_string
+            return type_string(self)
+        if isinstance(dtype, str) and dtype.endswith("Tensor"):
+            from ._legacy import parse_type_string
+            dt, dev = parse_type_string(dtype)
+            return self.to(device=dev if dev is not None else self._device, dtype=dt)
+        if isinstance(dtype, type) and hasattr(dtype, "_legacy_dtype"):
+            return self.to(dtype._legacy_dtype)
+        return self.to(D.to_dtype(dtype))
+
+    def type_as(self, other: "Tensor") -> "Tensor":
+        return self.to(dtype=other._dtype, device=other._device)
+
+    def to(self, *args, **kwargs) -> "Tensor":
+        """``to(dtype)``, ``to(device, dtype=None)``, ``to(other)``, with ``copy`` and ``non_blocking``."""
+        from . import _devices
+        dev = dtype = None
+        copy = kwargs.pop("copy", False)
+        kwargs.pop("non_blocking", None)
+        kwargs.pop("memory_format", None)
+        if "device" in kwargs:
+            dev = kwargs.pop("device")
+        if "dtype" in kwargs:
+            dtype = kwargs.pop("dtype")
+        if kwargs:
+            raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
+        for a in args:
+            if isinstance(a, Tensor):
+                dev, dtype = a._device, a._dtype
+            elif isinstance(a, D.dtype):
+                dtype = a
+            elif isinstance(a, (str, _device_cls, int)) and not isinstance(a, bool):
+                if isinstance(a, str) and (a.startswith("ember.") or a.startswith("torch.")):
+                    dtype = D.to_dtype(a)
+                else:
+                    dev = a
+            elif a is None:
+                continue
+            elif isinstance(a, bool):
+                continue  # legacy positional non_blocking
+            elif a in (float, int, bool):
+                dtype = D.to_dtype(a)
+            else:
+                raise TypeError(f"to() received an invalid combination of arguments: {a!r}")
+        dtype = self._dtype if dtype is None else D.to_dtype(dtype)
+        dev = self._device if dev is None else _devices.canonical(dev)
+        if dev is self._device and dtype is self._dtype and not copy:
+            return self
+        from . import ops
+        return ops._to_copy(self, dtype, dev)
+
+    def cpu(self) -> "Tensor":
+        return self.to("cpu")
+
+    def cuda(self, device=None, non_blocking: bool = False) -> "Tensor":
+        if device is None:
+            return self.to("cuda")
+        if isinstance(device, int):
+            return self.to(f"cuda:{device}")
+        return self.to(device)
+
+    def opencl(self, device=None) -> "Tensor":
+        return self.to("opencl" if device is None else f"opencl:{device}" if isinstance(device, int) else device)
+
+    def float(self):
+        return self.to(D.float32)
+
+    def double(self):
+        return self.to(D.float64)
+
+    def half(self):
+        return self.to(D.float16)
+
+    def bfloat16(self):
+        return self.to(D.bfloat16)
+
+    def long(self):
+        return self.to(D.int64)
+
+    def int(self):
+        return self.to(D.int32)
+
+    def short(self):
+        return self.to(D.int16)
+
+    def char(self):
+        return self.to(D.int8)
+
+    def byte(self):
+        return self.to(D.uint8)
+
+    def bool(self):
+        return self.to(D.bool)
+
+    def pin_memory(self, device=None) -> "Tensor":
+        """Pinned host memory is a backend decision; on cpu_numpy this returns ``self``."""
+        be = self._device._backend
+        fn = getattr(be, "pin_memory", None)
+        return fn(self) if fn is not None else self
+
+    def is_pinned(self, device=None) -> bool:
+        fn = getattr(self._device._backend, "is_pinned", None)
+        return bool(fn(self)) if fn is not None else False
+
+    def share_memory_(self) -> "Tensor":
+        return self
+
+    def is_shared(self) -> bool:
+        return False
+
+    def is_inference(self) -> bool:
+        return bool(self.__dict__.get("_inference", False))
+
+    def __dlpack__(self, stream=None, **kwargs):
+        from ._dlpack import to_dlpack
+        return to_dlpack(self, stream, **kwargs)
+
+    def __dlpack_device__(self):
+        from ._dlpack import dlpack_device
+        return dlpack_device(self)
+
+    def __torch_function__(self, *args, **kwargs):  # pragma: no cover - not supported
+        return NotImplemented
+
+    __array_priority__ = 1000
+
+
+class Size(tuple):
+    """The shape of a tensor: a tuple of ints (``ember.Size([2, 3])``)."""
+
+    def __new__(cls, sizes=()):
+        return tuple.__new__(cls, sizes)
+
+    def __repr__(self):
+        return f"ember.Size([{', '.join(str(s) for s in self)}])"
+
+    def numel(self) -> int:
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+    def __getitem__(self, item):
+        r = tuple.__getitem__(self, item)
+        return Size(r) if isinstance(item, slice) else r
+
+    def __add__(self, other):
+        return Size(tuple.__add__(self, tuple(other)))
+
+    def __radd__(self, other):
+        return Size(tuple(other) + tuple(self))
+
+    def __reduce__(self):
+        return (Size, (tuple(self),))
+
+
+def _wrap_dim(dim, ndim: int, op: str = "") -> int:
+    """Normalise a possibly negative dim, raising IndexError as PyTorch does."""
+    if dim.__class__ is not int:
+        if isinstance(dim, bool) or not hasattr(dim, "__index__"):
+            raise TypeError(f"{op}(): dim must be an int, got {type(dim).__name__}")
+        dim = dim.__index__()
+    n = ndim if ndim > 0 else 1
+    if dim < -n or dim >= n:
+        raise IndexError(f"{op + ': ' if op else ''}Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
+    return dim + n if dim < 0 else dim
+
+
+def _make(storage, shape, stride, offset, dtype, device, native=None) -> Tensor:
+    t = _new(Tensor)
+    t._storage = storage
+    t._shape = shape
+    t._stride = stride
+    t._offset = offset
+    t._dtype = dtype
+    t._device = device
+    t._native = native
+    t._version = [0]
+    t._base = None
+    t._requires_grad = False
+    t._grad_fn = None
+    t._output_nr = 0
+    t._grad = None
+    t._retains_grad = False
+    t._hooks = None
+    t._accum = None
+    t._fn_version = 0
+    t._is_view_of_leaf = False
+    return t
+
+
+def _alias(src: Tensor, shape, stride, offset, cls=Tensor) -> Tensor:
+    """A view of ``src``'s storage sharing its version counter; no autograd history."""
+    t = _new(cls)
+    t._storage = src._storage
+    t._shape = shape
+    t._stride = stride
+    t._offset = offset
+    t._dtype = src._dtype
+    t._device = src._device
+    t._native = None
+    t._version = src._version
+    b = src._base
+    t._base = src if b is None else b
+    t._requires_grad = False
+    t._grad_fn = None
+    t._output_nr = 0
+    t._grad = None
+    t._retains_grad = False
+    t._hooks = None
+    t._accum = None
+    t._fn_version = src._version[0]
+    t._is_view_of_leaf = False
+    return t
+
+
+class _no_grad:
+    """Minimal grad-mode switch for internal use (the public one is ``ember.no_grad``)."""
+
+    __slots__ = ("prev",)
+
+    def __enter__(self):
+        self.prev = _grad.enabled
+        _grad.enabled = False
+
+    def __exit__(self, *exc):
+        _grad.enabled = self.prev

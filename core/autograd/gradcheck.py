@@ -1,0 +1,144 @@
+"""Finite-difference checks of gradients: ``gradcheck`` and ``gradgradcheck``."""
+from __future__ import annotations
+
+import warnings
+
+from .. import _state
+
+
+class GradcheckError(RuntimeError):
+    """Raised by gradcheck when analytical and numerical gradients differ."""
+
+
+def _as_tuple(x):
+    return x if isinstance(x, tuple) else tuple(x) if isinstance(x, list) else (x,)
+
+
+def _diff_inputs(inputs):
+    from .._tensor import Tensor
+    return [i for i, t in enumerate(inputs) if isinstance(t, Tensor) and t.requires_grad]
+
+
+def _outputs(func, inputs):
+    from .._tensor import Tensor
+    out = _as_tuple(func(*inputs))
+    return [o for o in out if isinstance(o, Tensor)]
+
+
+def _numerical(func, inputs, i, eps):
+    """Jacobian columns d outputs / d inputs[i] by central differences, one per input element."""
+    from .. import ops
+    x = inputs[i]
+    n = x.numel()
+    cols = []
+    with _no_grad():
+        for j in range(n):
+            e = ops.zeros(x.numel(), dtype=x.dtype, device=x.device)
+            e[j] = eps
+            e = e.reshape(x.shape)
+            plus = list(inputs)
+            minus = list(inputs)
+            plus[i] = x.detach() + e
+            minus[i] = x.detach() - e
+            fp = _outputs(func, plus)
+            fm = _outputs(func, minus)
+            cols.append([((a.detach().to(x.dtype) - b.detach().to(x.dtype)) / (2 * eps)).reshape(-1)
+                         if a.is_floating_point() else None for a, b in zip(fp, fm)])
+    return cols  # cols[j][k]: d out_k / d x_j (flattened over out_k)
+
+
+def _analytical(outputs, inputs, i):
+    from .. import ops
+    from .engine import grad as _grad_fn
+    x = inputs[i]
+    rows = []
+    for o in outputs:
+        if not o.is_floating_point() or not o.requires_grad:
+            rows.append(None)
+            continue
+        flat = o.reshape(-1)
+        r = []
+        for k in range(flat.numel()):
+            (g,) = _grad_fn([flat[k]], [x], retain_graph=True, allow_unused=True)
+            r.append(ops.zeros(x.numel(), dtype=x.dtype, device=x.device) if g is None else g.reshape(-1))
+        rows.append(r)
+    return rows  # rows[k][m]: d out_k[m] / d x (flattened over x)
+
+
+class _no_grad:
+    def __enter__(self):
+        self.prev = _state.grad.enabled
+        _state.grad.enabled = False
+
+    def __exit__(self, *exc):
+        _state.grad.enabled = self.prev
+
+
+def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
+              raise_exception: bool = True, nondet_tol: float = 0.0, check_undefined_grad: bool = True,
+              check_grad_dtypes: bool = False, check_batched_grad: bool = False, fast_mode: bool = False,
+              masked=None) -> bool:
+    """Compare autograd's gradients of ``func(*inputs)`` with central finite differences.
+
+    Inputs that require grad should be float64. Returns True, or raises GradcheckError (or
+    returns False with ``raise_exception=False``) naming the output, the input and both Jacobians.
+    """
+    from .. import _dtype as D
+    from .. import ops
+    inputs = _as_tuple(inputs)
+    diff = _diff_inputs(inputs)
+    if not diff:
+        raise ValueError("gradcheck expects at least one input tensor to require gradient, but none of the them have "
+                         "requires_grad=True.")
+    for i in diff:
+        if inputs[i].dtype is not D.float64:
+            warnings.warn(f"Input #{i} requires gradient and is not a double precision floating point. This check will "
+                          "likely fail if all the inputs are not of double precision floating point.", UserWarning)
+    outputs = _outputs(func, inputs)
+    for i in diff:
+        x = inputs[i]
+        num = _numerical(func, inputs, i, eps)
+        ana = _analytical(outputs, inputs, i)
+        for k, o in enumerate(outputs):
+            if ana[k] is None:
+                continue
+            # jacobians as [out numel, in numel]
+            a = ops.stack(ana[k], 0) if ana[k] else ops.zeros((0, x.numel()), dtype=x.dtype, device=x.device)
+            n = ops.stack([c[k] for c in num], 1) if num else ops.zeros((o.numel(), 0), dtype=x.dtype, device=x.device)
+            a = a.to(D.float64) if a.dtype is not D.float64 and a.is_floating_point() else a
+            n = n.to(a.dtype)
+            if a.shape != n.shape or not bool(ops.allclose(a, n, rtol=rtol, atol=atol)):
+                msg = (f"Jacobian mismatch for output {k} with respect to input {i},\n"
+                       f"numerical:{n}\nanalytical:{a}\n")
+                if raise_exception:
+                    raise GradcheckError(msg)
+                return False
+    return True
+
+
+def gradgradcheck(func, inputs, grad_outputs=None, *, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
+                  gen_non_contig_grad_outputs: bool = False, raise_exception: bool = True, nondet_tol: float = 0.0,
+                  check_undefined_grad: bool = True, check_grad_dtypes: bool = False, check_batched_grad: bool = False,
+                  fast_mode: bool = False, masked=False) -> bool:
+    """gradcheck of the gradients of ``func`` (second derivatives through ``create_graph``)."""
+    from .. import ops
+    from .engine import grad as _grad_fn
+    inputs = _as_tuple(inputs)
+    diff = _diff_inputs(inputs)
+    outputs = _outputs(func, inputs)
+    if grad_outputs is None:
+        grad_outputs = tuple(ops.randn(o.shape, dtype=o.dtype, device=o.device).requires_grad_(True)
+                             for o in outputs if o.is_floating_point())
+    else:
+        grad_outputs = _as_tuple(grad_outputs)
+    n_in = len(inputs)
+
+    def first_grads(*args):
+        ins, gos = args[:n_in], args[n_in:]
+        outs = [o for o in _outputs(func, ins) if o.is_floating_point()]
+        diff_ins = [ins[i] for i in diff]
+        gs = _grad_fn(outs, diff_ins, gos, create_graph=True, allow_unused=True)
+        return tuple(g for g in gs if g is not None)
+
+    return gradcheck(first_grads, tuple(inputs) + tuple(grad_outputs), eps=eps, atol=atol, rtol=rtol,
+                     raise_exception=raise_exception)

@@ -1,0 +1,159 @@
+"""Copies and casts: ``copy_``, ``_to_copy`` (``to``), ``clone``, ``contiguous``, ``fill_``, ``zero_``."""
+from __future__ import annotations
+
+from .. import _dtype as D
+from .. import _state
+from .._tensor import Tensor
+from . import _util as U
+from .registry import check_overlap, dispatch, inplace, register_op
+
+_grad = _state.grad
+
+
+def _empty(shape, dtype, dev):
+    return dev._backend.empty(shape, dtype, dev)
+
+
+# _copy_to(src, shape, dtype): a new contiguous tensor of shape/dtype holding src broadcast and cast
+def _copy_to_decomp(src, shape, dtype):
+    out = _empty(shape, dtype, src._device)
+    src._device._kernels["copy_"](out, src)
+    return out
+
+
+_COPY_TO = register_op("_copy_to", decomposition=_copy_to_decomp, saves=(), group="memory",
+                       backward=lambda ctx, g: (g,))
+_COPY = register_op("copy_", primitive=True, group="memory", saves=(), backward=lambda ctx, g: (g,))
+
+
+def copy_(self: Tensor, src, non_blocking: bool = False) -> Tensor:
+    """Copy ``src`` into ``self`` (broadcast; ``self`` keeps its dtype and device)."""
+    if not isinstance(src, Tensor):
+        if U.is_scalar(src):
+            return fill_(self, src)
+        raise TypeError(f"copy_(): argument 'src' must be Tensor, not {type(src).__name__}")
+    if src._shape != self._shape:
+        bs = U.broadcast_shapes(self._shape, src._shape, "copy_")
+        if bs != self._shape:
+            raise RuntimeError(
+                f"copy_: the source of shape {list(src._shape)} can't be broadcast to the destination's shape "
+                f"{list(self._shape)}")
+    dev = self._device
+    if src._device is not dev and src._device._backend is not dev._backend:
+        src = _to_copy(src, src._dtype, dev)  # across backends through the host
+    if _grad.enabled and (src._requires_grad or self._requires_grad or
+                          (self._base is not None and self._base._requires_grad) or
+                          (src._base is not None and src._base._requires_grad)):
+        return inplace(_COPY_TO, self, dev, (src, self._shape, self._dtype), (src,), None)
+    check_overlap(self, "copy_")
+    dev._kernels["copy_"](self, src)
+    self._version[0] += 1
+    return self
+
+
+_FILL = register_op("fill_", primitive=True, group="memory", differentiable=False)
+
+
+def _full_like_decomp(value, shape, dtype, dev):
+    out = _empty(shape, dtype, dev)
+    dev._kernels["fill_"](out, value)
+    return out
+
+
+def fill_(self: Tensor, value) -> Tensor:
+    """Fill ``self`` with ``value`` (a number or a one-element tensor)."""
+    if isinstance(value, Tensor):
+        if value.dim() != 0:
+            raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with {value.dim()} dimensions.")
+        if value._requires_grad and _grad.enabled:
+            return copy_(self, value.expand(self._shape))
+        value = value.item()
+    if not U.is_scalar(value):
+        raise TypeError(f"fill_(): argument 'value' must be Number, not {type(value).__name__}")
+    value = _scalar_for(value, self._dtype, "fill_")
+    dev = self._device
+    if _grad.enabled and (self._requires_grad or (self._base is not None and self._base._requires_grad)):
+        return inplace(_FULL, self, dev, (value, self._shape, self._dtype, dev), (), None)
+    check_overlap(self, "fill_")
+    dev._kernels["fill_"](self, value)
+    self._version[0] += 1
+    return self
+
+
+_FULL = register_op("_full", decomposition=_full_like_decomp, differentiable=False, group="memory")
+
+
+def zero_(self: Tensor) -> Tensor:
+    """Fill with zeros in place."""
+    return fill_(self, 0)
+
+
+def _scalar_for(value, dtype, op):
+    """Convert a python scalar to the python type matching ``dtype``."""
+    cat = dtype.category
+    if cat == D._FLOAT:
+        return float(value)
+    if cat == D._INT:
+        if isinstance(value, float):
+            if value != value or value in (float("inf"), float("-inf")):
+                raise RuntimeError(f"{op}: value cannot be converted to type {dtype.name} without overflow")
+            return int(value)
+        return int(value)
+    return bool(value)
+
+
+def _to_copy_decomp(x, dtype, dev):
+    # same backend (possibly another device index of it): the backend's strided copy casts
+    out = _empty(x._shape, dtype, dev)
+    dev._kernels["copy_"](out, x)
+    return out
+
+
+def _to_device_decomp(x, dtype, dev):
+    # across backends, through host memory (numpy is the host format)
+    host = x._device._backend.to_numpy(x)
+    if host.dtype != dtype.np:
+        host = host.astype(dtype.np)
+    return dev._backend.from_numpy(host, dev)
+
+
+def _to_copy_bw(ctx, g):
+    src = ctx.args[0]
+    if g._device is not src.device:
+        g = _to_copy(g, src.dtype, src.device)
+    return (g,)
+
+
+_TO_COPY = register_op("_to_copy", decomposition=_to_copy_decomp, saves=(), backward=_to_copy_bw, group="memory")
+# kernels for _to_device, if any, are looked up on the source device
+_TO_DEVICE = register_op("_to_device", decomposition=_to_device_decomp, saves=(), backward=_to_copy_bw,
+                         group="memory")
+
+
+def _to_copy(x: Tensor, dtype, dev) -> Tensor:
+    """A copy of ``x`` with ``dtype`` on canonical device ``dev`` (differentiable)."""
+    dev._backend.check_dtype(dtype, "to")
+    if dev._backend is x._device._backend:
+        return dispatch(_TO_COPY, dev, (x, dtype, dev), (x,))
+    return dispatch(_TO_DEVICE, x._device, (x, dtype, dev), (x,))
+
+
+def _clone_decomp(x):
+    out = _empty(x._shape, x._dtype, x._device)
+    x._device._kernels["copy_"](out, x)
+    return out
+
+
+_CLONE = register_op("clone", decomposition=_clone_decomp, saves=(), backward=lambda ctx, g: (g,), group="memory")
+
+
+def clone(input: Tensor, *, memory_format=None) -> Tensor:
+    """A copy of ``input`` with its own storage (differentiable)."""
+    return dispatch(_CLONE, input._device, (input,), (input,))
+
+
+def contiguous(self: Tensor, memory_format=None) -> Tensor:
+    """``self`` if it is contiguous, else a contiguous copy."""
+    if self.is_contiguous():
+        return self
+    return dispatch(_CLONE, self._device, (self,), (self,))

@@ -1,0 +1,383 @@
+"""Linear algebra: matmul (all rank combinations, batch broadcasting) and what is built on it."""
+from __future__ import annotations
+
+import re
+
+from .. import _dtype as D
+from .._tensor import Tensor
+from . import _util as U
+from .elementwise import _tensor_arg, write_out
+from .registry import dispatch, register_op
+
+
+def _matmul_bw(ctx, g):
+    a, b = ctx.args
+    na, nb = a.dim(), b.dim()
+    ga = gb = None
+    if na == 1 and nb == 1:
+        return (g * b if ctx.needs_input_grad[0] else None, g * a if ctx.needs_input_grad[1] else None)
+    if na == 1:
+        if ctx.needs_input_grad[0]:
+            ga = matmul(g.unsqueeze(-2), b.mT).squeeze(-2)
+        if ctx.needs_input_grad[1]:
+            gb = a.unsqueeze(-1) * g.unsqueeze(-2) if g.dim() == 1 else matmul(a.unsqueeze(-1), g.unsqueeze(-2))
+        return (ga, gb)
+    if nb == 1:
+        if ctx.needs_input_grad[0]:
+            ga = g.unsqueeze(-1) * b
+        if ctx.needs_input_grad[1]:
+            gb = matmul(a.mT, g.unsqueeze(-1)).squeeze(-1)
+        return (ga, gb)
+    if ctx.needs_input_grad[0]:
+        ga = matmul(g, b.mT)
+    if ctx.needs_input_grad[1]:
+        gb = matmul(a.mT, g)
+    return (ga, gb)
+
+
+_MATMUL = register_op("matmul", primitive=True, group="linalg", backward=_matmul_bw)
+
+
+def _check_mm_dtypes(a, b, op):
+    if a._dtype is not b._dtype:
+        raise RuntimeError(f"{op}: expected m1 and m2 to have the same dtype, but got: {a._dtype.name} != {b._dtype.name}")
+    if a._dtype is D.bool:
+        raise RuntimeError(f"{op}: \"addmm_impl_cpu_\" not implemented for 'Bool'")
+
+
+def matmul(input, other, *, out=None):
+    """Matrix product with numpy's rules: 1-D operands are promoted, batch dims broadcast."""
+    a = _tensor_arg(input, "matmul")
+    b = _tensor_arg(other, "matmul")
+    na, nb = a.dim(), b.dim()
+    if na == 0 or nb == 0:
+        raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {na}D and {nb}D")
+    dev = U.common_device("matmul", a, b)
+    _check_mm_dtypes(a, b, "matmul")
+    ka = a._shape[-1]
+    kb = b._shape[-2] if nb > 1 else b._shape[0]
+    if ka != kb:
+        if na <= 2 and nb <= 2:
+            sa = "x".join(str(s) for s in (a._shape if na == 2 else (1,) + a._shape))
+            sb = "x".join(str(s) for s in (b._shape if nb == 2 else b._shape + (1,)))
+            if na == 1 and nb == 1:
+                raise RuntimeError(f"inconsistent tensor size, expected tensor [{ka}] and src [{kb}] to have the same "
+                                   f"number of elements, but got {ka} and {kb} elements respectively")
+            raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({sa} and {sb})")
+        raise RuntimeError(f"matmul: Expected size for first two dimensions of batch2 tensor to be: [{ka}] but got: "
+                           f"[{kb}] (shapes {list(a._shape)} and {list(b._shape)})")
+    if na > 2 or nb > 2:
+        U.broadcast_shapes(a._shape[:-2] if na > 1 else (), b._shape[:-2] if nb > 1 else (), "matmul")
+    r = dispatch(_MATMUL, dev, (a, b), (a, b))
+    return r if out is None else write_out(out, r, "matmul")
+
+
+def mm(input, mat2, *, out=None):
+    """Product of two matrices."""
+    if input.dim() != 2 or mat2.dim() != 2:
+        raise RuntimeError(f"mm: {'self' if input.dim() != 2 else 'mat2'} must be a matrix (shapes {list(input._shape)} and {list(mat2._shape)})")
+    return matmul(input, mat2, out=out)
+
+
+def bmm(input, mat2, *, out=None):
+    """Batched product of two 3-D tensors with equal batch sizes."""
+    if input.dim() != 3 or mat2.dim() != 3:
+        raise RuntimeError(f"bmm: batch1 and batch2 must be 3D tensors (got {input.dim()}D and {mat2.dim()}D)")
+    if input._shape[0] != mat2._shape[0]:
+        raise RuntimeError(f"bmm: batch1 and batch2 must have the same batch size, got {input._shape[0]} and {mat2._shape[0]}")
+    return matmul(input, mat2, out=out)
+
+
+def mv(input, vec, *, out=None):
+    """Matrix-vector product."""
+    if input.dim() != 2 or vec.dim() != 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got {input.dim()}, {vec.dim()}")
+    return matmul(input, vec, out=out)
+
+
+def dot(input, other, *, out=None):
+    """Inner product of two 1-D tensors."""
+    if input.dim() != 1 or other.dim() != 1:
+        raise RuntimeError(f"1D tensors expected, but got {input.dim()}D and {other.dim()}D tensors")
+    if input._dtype is not other._dtype:
+        raise RuntimeError(f"dot : expected both vectors to have same dtype, but found {input._dtype.name} and {other._dtype.name}")
+    return matmul(input, other, out=out)
+
+
+vdot = dot
+
+
+def inner(input, other):
+    if input.dim() == 0 or other.dim() == 0:
+        return input * other
+    return matmul(input, other.mT if other.dim() > 1 else other) if other.dim() <= 2 else tensordot(input, other, ([-1], [-1]))
+
+
+def outer(input, vec2):
+    """Outer product of two vectors."""
+    if input.dim() != 1 or vec2.dim() != 1:
+        raise RuntimeError(f"outer: expected 1-D tensors, got {input.dim()}D and {vec2.dim()}D")
+    return input.unsqueeze(1) * vec2.unsqueeze(0)
+
+
+ger = outer
+
+
+def _scaled(x, s):
+    return x if s == 1 else x * s
+
+
+def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
+    """``beta * input + alpha * (mat1 @ mat2)``."""
+    p = _scaled(mm(mat1, mat2), alpha)
+    r = p if beta == 0 else p + _scaled(input, beta)
+    return r if out is None else write_out(out, r, "addmm")
+
+
+def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
+    p = _scaled(mv(mat, vec), alpha)
+    r = p if beta == 0 else p + _scaled(input, beta)
+    return r if out is None else write_out(out, r, "addmv")
+
+
+def addr(input, vec1, vec2, *, beta=1, alpha=1):
+    p = _scaled(outer(vec1, vec2), alpha)
+    return p if beta == 0 else p + _scaled(input, beta)
+
+
+def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
+    """``beta * input + alpha * (batch1 @ batch2)``."""
+    p = _scaled(bmm(batch1, batch2), alpha)
+    r = p if beta == 0 else p + _scaled(input, beta)
+    return r if out is None else write_out(out, r, "baddbmm")
+
+
+def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    p = _scaled(bmm(batch1, batch2).sum(0), alpha)
+    return p if beta == 0 else p + _scaled(input, beta)
+
+
+def tensordot(a, b, dims=2, out=None):
+    """Contract ``dims`` (an int: the last of a with the first of b; or two lists) of a and b."""
+    if isinstance(dims, int):
+        if dims < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        da = list(range(a.dim() - dims, a.dim()))
+        db = list(range(dims))
+    elif isinstance(dims, Tensor):
+        return tensordot(a, b, dims.tolist())
+    else:
+        da, db = dims
+        da = [da] if isinstance(da, int) else list(da)
+        db = [db] if isinstance(db, int) else list(db)
+    da = [U.wrap_dim(d, a.dim(), "tensordot") for d in da]
+    db = [U.wrap_dim(d, b.dim(), "tensordot") for d in db]
+    if len(da) != len(db):
+        raise RuntimeError("both dimension lists should have same length")
+    for x, y in zip(da, db):
+        if a._shape[x] != b._shape[y]:
+            raise RuntimeError(f"contracted dimensions need to match, but first has size {a._shape[x]} in dim {x} and "
+                               f"second has size {b._shape[y]} in dim {y}")
+    fa = [d for d in range(a.dim()) if d not in da]
+    fb = [d for d in range(b.dim()) if d not in db]
+    k = 1
+    for d in da:
+        k *= a._shape[d]
+    ma = 1
+    for d in fa:
+        ma *= a._shape[d]
+    nb = 1
+    for d in fb:
+        nb *= b._shape[d]
+    A = a.permute(fa + da).reshape(ma, k)
+    B = b.permute(db + fb).reshape(k, nb)
+    r = mm(A, B).reshape([a._shape[d] for d in fa] + [b._shape[d] for d in fb])
+    return r if out is None else write_out(out, r, "tensordot")
+
+
+def kron(input, other):
+    """Kronecker product."""
+    nd = max(input.dim(), other.dim())
+    a = input.reshape((1,) * (nd - input.dim()) + input._shape)
+    b = other.reshape((1,) * (nd - other.dim()) + other._shape)
+    ai = []
+    bi = []
+    for i in range(nd):
+        ai += [a._shape[i], 1]
+        bi += [1, b._shape[i]]
+    r = a.reshape(ai) * b.reshape(bi)
+    return r.reshape([a._shape[i] * b._shape[i] for i in range(nd)])
+
+
+def trace(input):
+    """Sum of the main diagonal of a matrix."""
+    if input.dim() != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.dim()}")
+    return input.diagonal().sum()
+
+
+def diag(input, diagonal: int = 0):
+    """A 1-D tensor's square diagonal matrix, or a matrix's ``diagonal``-th diagonal."""
+    if input.dim() == 1:
+        return diag_embed(input, diagonal, 0, 1)
+    if input.dim() == 2:
+        return input.diagonal(diagonal).clone()
+    raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {input.dim()}D")
+
+
+def diag_embed(input, offset: int = 0, dim1: int = -2, dim2: int = -1):
+    """Tensors whose (dim1, dim2) diagonals are the last dimension of ``input``."""
+    from . import zeros
+    n = input._shape[-1] + abs(offset)
+    nd = input.dim() + 1
+    d1 = U.wrap_dim(dim1, nd, "diag_embed")
+    d2 = U.wrap_dim(dim2, nd, "diag_embed")
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    batch = list(input._shape[:-1])
+    shape = []
+    bi = iter(batch)
+    for i in range(nd):
+        shape.append(n if i in (d1, d2) else next(bi))
+    z = zeros(shape, dtype=input._dtype, device=input._device)
+    z.diagonal(offset, d1, d2).copy_(input)
+    return z
+
+
+def diagflat(input, offset=0):
+    return diag(input.reshape(-1), offset)
+
+
+_EIN = re.compile(r"^[a-zA-Z.]*$")
+
+
+def einsum(equation: str, *operands):
+    """Einstein summation, contracted pairwise with matmul (``'ij,jk->ik'``, ``'...ij->...ji'``)."""
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    eq = equation.replace(" ", "")
+    if "->" in eq:
+        lhs, rhs = eq.split("->")
+    else:
+        lhs, rhs = eq, None
+    terms = lhs.split(",")
+    if len(terms) != len(operands):
+        raise RuntimeError(f"einsum(): more operands were provided than specified in the equation ({len(operands)} vs {len(terms)})")
+    # expand ellipses into fresh capital-free letters
+    letters = [chr(c) for c in range(ord("A"), ord("Z") + 1)]
+    used = set(eq)
+    free = [c for c in letters if c not in used]
+    ell_n = 0
+    for t, x in zip(terms, operands):
+        if "..." in t:
+            ell_n = max(ell_n, x.dim() - (len(t) - 3))
+    ell = "".join(free[:ell_n])
+    subs = []
+    for t, x in zip(terms, operands):
+        if "..." in t:
+            k = x.dim() - (len(t) - 3)
+            t = t.replace("...", ell[ell_n - k:])
+        if len(t) != x.dim():
+            raise RuntimeError(f"einsum(): the number of subscripts in the equation ({len(t)}) does not match the number "
+                               f"of dimensions ({x.dim()}) for operand {len(subs)}")
+        subs.append(t)
+    if rhs is None:
+        counts = {}
+        for t in subs:
+            for c in t:
+                counts[c] = counts.get(c, 0) + 1
+        rhs = ell + "".join(sorted(c for c, n in counts.items() if n == 1 and c not in ell))
+    else:
+        rhs = rhs.replace("...", ell)
+    ops = list(operands)
+    # take repeated subscripts within one operand (diagonals) and sum indices used nowhere else
+    for i in range(len(ops)):
+        ops[i], subs[i] = _einsum_diag(ops[i], subs[i])
+    sizes = {}
+    for t, x in zip(subs, ops):
+        for c, s in zip(t, x._shape):
+            if c in sizes and sizes[c] != s and s != 1 and sizes[c] != 1:
+                raise RuntimeError(f"einsum(): operands do not broadcast with remapped shapes (subscript {c}: {sizes[c]} vs {s})")
+            sizes[c] = max(sizes.get(c, 1), s)
+    while len(ops) > 1:
+        a, sa = ops.pop(0), subs.pop(0)
+        b, sb = ops.pop(0), subs.pop(0)
+        rest = "".join(subs) + rhs
+        a, sa = _einsum_sum_unused(a, sa, sb + rest)
+        b, sb = _einsum_sum_unused(b, sb, sa + rest)
+        r, sr = _einsum_pair(a, sa, b, sb, rest)
+        ops.insert(0, r)
+        subs.insert(0, sr)
+    x, s = ops[0], subs[0]
+    x, s = _einsum_sum_unused(x, s, rhs)
+    if sorted(s) != sorted(rhs):
+        missing = set(rhs) - set(s)
+        if missing:
+            raise RuntimeError(f"einsum(): output subscript {sorted(missing)[0]} does not appear in the equation for any input operand")
+    return x.permute([s.index(c) for c in rhs]) if s != rhs else x
+
+
+def _einsum_diag(x, s):
+    while True:
+        dup = next((c for c in s if s.count(c) > 1), None)
+        if dup is None:
+            return x, s
+        i = s.index(dup)
+        j = s.index(dup, i + 1)
+        x = x.diagonal(0, i, j)
+        s = s[:i] + s[i + 1:j] + s[j + 1:] + dup
+
+
+def _einsum_sum_unused(x, s, others):
+    dims = [i for i, c in enumerate(s) if c not in others]
+    if not dims:
+        return x, s
+    x = x.sum(dims)
+    return x, "".join(c for c in s if c in others)
+
+
+def _einsum_pair(a, sa, b, sb, rest):
+    batch = [c for c in sa if c in sb and c in rest]
+    contract = [c for c in sa if c in sb and c not in rest]
+    fa = [c for c in sa if c not in sb]
+    fb = [c for c in sb if c not in sa]
+    A = a.permute([sa.index(c) for c in batch + fa + contract])
+    B = b.permute([sb.index(c) for c in batch + contract + fb])
+    nbatch = len(batch)
+    bs = [max(A._shape[i], B._shape[i]) for i in range(nbatch)]
+    fas = list(A._shape[nbatch:nbatch + len(fa)])
+    fbs = list(B._shape[nbatch + len(contract):])
+    k = 1
+    for i in range(len(contract)):
+        k *= max(A._shape[nbatch + len(fa) + i], B._shape[nbatch + i])
+    A = A.reshape(list(A._shape[:nbatch]) + [_prod(fas), _prod(A._shape[nbatch + len(fa):])])
+    B = B.reshape(list(B._shape[:nbatch]) + [_prod(B._shape[nbatch:nbatch + len(contract)]), _prod(fbs)])
+    if A._shape[-1] != B._shape[-2]:
+        # a contracted size broadcast from 1
+        if A._shape[-1] == 1:
+            A = A.expand(list(A._shape[:-1]) + [k])
+        if B._shape[-2] == 1:
+            B = B.expand(list(B._shape[:-2]) + [k, B._shape[-1]])
+    r = matmul(A, B)
+    r = r.reshape(bs + fas + fbs)
+    return r, "".join(batch + fa + fb)
+
+
+def _prod(xs):
+    n = 1
+    for x in xs:
+        n *= x
+    return n
+
+
+def cross(input, other, dim=None):
+    """Cross product of 3-vectors along ``dim`` (the first dim of size 3 by default)."""
+    if dim is None:
+        dim = next(i for i, s in enumerate(input._shape) if s == 3)
+    d = U.wrap_dim(dim, input.dim(), "cross")
+    if input._shape[d] != 3:
+        raise RuntimeError(f"linalg.cross: inputs dimension {d} must have length 3. Got {input._shape[d]}")
+    a0, a1, a2 = input.unbind(d)
+    b0, b1, b2 = other.unbind(d)
+    from .shape import stack
+    return stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], d)

@@ -1,0 +1,767 @@
+"""Reductions: sum, mean, prod, max/min, amax/amin, argmax/argmin, var/std, logsumexp, norm,
+all/any, count_nonzero, median, mode, and the cumulative ops."""
+from __future__ import annotations
+
+import math
+
+from .. import _dtype as D
+from .. import return_types as RT
+from .._tensor import Tensor, _wrap_dim
+from . import _util as U
+from .elementwise import _cast, _tensor_arg, write_out
+from .registry import dispatch, register_op
+
+_FLOAT = D._FLOAT
+
+
+def _unreduce(g, shape, dims, keepdim):
+    """Broadcast a reduced gradient back to ``shape``."""
+    if not keepdim:
+        for d in dims:
+            g = g.unsqueeze(d)
+    return g.expand(shape)
+
+
+def _numel_of(shape, dims):
+    n = 1
+    for d in dims:
+        n *= shape[d]
+    return n
+
+
+# -- sum, mean, prod ------------------------------------------------------------------------------
+
+def _sum_bw(ctx, g):
+    x, dims, keepdim = ctx.args
+    return (_unreduce(g, x.shape, dims, keepdim),)
+
+
+_SUM = register_op("sum", primitive=True, group="reduce", saves=(), backward=_sum_bw)
+
+
+def _prep_reduce(input, dim, op):
+    x = _tensor_arg(input, op)
+    return x, U.dims_arg(dim, len(x._shape), op)
+
+
+def sum(input, dim=None, keepdim: bool = False, *, dtype=None, out=None):
+    """Sum over ``dim`` (an int, a tuple, or all); integers and bools sum as int64."""
+    x, dims = _prep_reduce(input, dim, "sum")
+    if dtype is not None:
+        dt = D.to_dtype(dtype)
+        if dt is not x._dtype:
+            x = _cast(x, dt)
+    elif x._dtype.category < _FLOAT and x._dtype is not D.int64:
+        x = _cast(x, D.int64)
+    r = dispatch(_SUM, x._device, (x, dims, bool(keepdim)), (x,))
+    return r if out is None else write_out(out, r, "sum")
+
+
+def _mean_decomp(x, dims, keepdim):
+    n = _numel_of(x._shape, dims)
+    s = sum(x, dims, keepdim)
+    return s / n if n else s * float("nan")
+
+
+def _mean_bw(ctx, g):
+    x, dims, keepdim = ctx.args
+    n = _numel_of(x.shape, dims)
+    return (_unreduce(g / n if n else g * float("nan"), x.shape, dims, keepdim),)
+
+
+_MEAN = register_op("mean", decomposition=_mean_decomp, backward=_mean_bw, saves=(), group="reduce")
+
+
+def mean(input, dim=None, keepdim: bool = False, *, dtype=None, out=None):
+    """Arithmetic mean over ``dim``; floating inputs only (or give ``dtype``)."""
+    x, dims = _prep_reduce(input, dim, "mean")
+    if dtype is not None:
+        x = _cast(x, D.to_dtype(dtype)) if D.to_dtype(dtype) is not x._dtype else x
+    if x._dtype.category != _FLOAT:
+        raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a floating point or complex "
+                           f"dtype. Got: {_T(x._dtype)}")
+    r = dispatch(_MEAN, x._device, (x, dims, bool(keepdim)), (x,))
+    return r if out is None else write_out(out, r, "mean")
+
+
+def _T(dt):
+    from .elementwise import _tname
+    return _tname(dt)
+
+
+def nansum(input, dim=None, keepdim=False, *, dtype=None):
+    """Sum treating NaN as zero."""
+    x = _tensor_arg(input, "nansum")
+    if x._dtype.category == _FLOAT:
+        x = _zero_nan(x)
+    return sum(x, dim, keepdim, dtype=dtype)
+
+
+def _zero_nan(x):
+    from .elementwise import isnan, where
+    return where(isnan(x), 0.0, x)
+
+
+def nanmean(input, dim=None, keepdim=False, *, dtype=None):
+    """Mean over the non-NaN values."""
+    from .elementwise import isnan, logical_not
+    x = _tensor_arg(input, "nanmean")
+    if x._dtype.category != _FLOAT:
+        raise RuntimeError(f"nanmean(): expected input to have floating point dtype but got {_T(x._dtype)}")
+    cnt = sum(logical_not(isnan(x)), dim, keepdim).to(x._dtype)
+    return sum(_zero_nan(x), dim, keepdim, dtype=dtype) / cnt
+
+
+def _prod_bw(ctx, g):
+    x, dims, keepdim = ctx.args
+    # gradient of a product: the product of all other elements, via exclusive cumulative products
+    gx = _unreduce(g, x._shape, dims, keepdim)
+    if not dims:
+        return (gx,)
+    d = dims
+    # move reduced dims last and flatten them
+    keep = [i for i in range(x.dim()) if i not in d]
+    perm = keep + list(d)
+    xp = x.permute(perm)
+    flat = xp.reshape(xp._shape[:len(keep)] + (-1,))
+    ones = flat.narrow(-1, 0, 1) * 0 + 1
+    left = cumprod(cat_([ones, flat.narrow(-1, 0, flat._shape[-1] - 1)], -1), -1)
+    rflat = flip(flat, (-1,))
+    right = flip(cumprod(cat_([ones, rflat.narrow(-1, 0, rflat._shape[-1] - 1)], -1), -1), (-1,))
+    others = (left * right).reshape(xp._shape).permute(_inv(perm))
+    return (gx * others,)
+
+
+def _inv(p):
+    r = [0] * len(p)
+    for i, v in enumerate(p):
+        r[v] = i
+    return r
+
+
+def cat_(ts, dim):
+    from .shape import cat
+    return cat(ts, dim)
+
+
+def flip(x, dims):
+    from .shape import flip as _flip
+    return _flip(x, dims)
+
+
+_PROD = register_op("prod", primitive=True, group="reduce", backward=_prod_bw)
+
+
+def prod(input, dim=None, keepdim: bool = False, *, dtype=None, out=None):
+    """Product over ``dim`` (one dim, or all when None)."""
+    x = _tensor_arg(input, "prod")
+    if isinstance(dim, (tuple, list)):
+        raise TypeError("prod(): argument 'dim' must be int, not tuple")
+    dims = U.dims_arg(dim, len(x._shape), "prod")
+    if dtype is not None:
+        dt = D.to_dtype(dtype)
+        if dt is not x._dtype:
+            x = _cast(x, dt)
+    elif x._dtype.category < _FLOAT and x._dtype is not D.int64:
+        x = _cast(x, D.int64)
+    r = dispatch(_PROD, x._device, (x, dims, bool(keepdim)), (x,))
+    return r if out is None else write_out(out, r, "prod")
+
+
+# -- max / min ----------------------------------------------------------------------------------
+
+def _amax_bw(ctx, g):
+    x, dims, keepdim = ctx.args
+    out = ctx.out
+    o = _unreduce(out, x._shape, dims, keepdim)
+    mask = (x == o).to(g._dtype)
+    cnt = _unreduce(sum(mask, dims, keepdim), x._shape, dims, keepdim)
+    return (_unreduce(g, x._shape, dims, keepdim) * mask / cnt,)
+
+
+_AMAX = register_op("amax", primitive=True, group="reduce", save_output=True, backward=_amax_bw)
+_AMIN = register_op("amin", primitive=True, group="reduce", save_output=True, backward=_amax_bw)
+
+
+def _check_nonempty(x, dims, op):
+    for d in dims:
+        if x._shape[d] == 0:
+            raise IndexError(f"{op}(): Expected reduction dim {d} to have non-zero size.")
+    if not dims and x.numel() == 0:
+        raise RuntimeError(f"{op}(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim with the 'dim' argument.")
+
+
+def amax(input, dim=(), keepdim: bool = False, *, out=None):
+    """Maximum over ``dim`` (all when empty); gradient shared evenly between ties."""
+    x = _tensor_arg(input, "amax")
+    dims = U.dims_arg(dim if dim != () else None, len(x._shape), "amax")
+    _check_nonempty(x, dims, "amax")
+    r = dispatch(_AMAX, x._device, (x, dims, bool(keepdim)), (x,))
+    return r if out is None else write_out(out, r, "amax")
+
+
+def amin(input, dim=(), keepdim: bool = False, *, out=None):
+    """Minimum over ``dim`` (all when empty)."""
+    x = _tensor_arg(input, "amin")
+    dims = U.dims_arg(dim if dim != () else None, len(x._shape), "amin")
+    _check_nonempty(x, dims, "amin")
+    r = dispatch(_AMIN, x._device, (x, dims, bool(keepdim)), (x,))
+    return r if out is None else write_out(out, r, "amin")
+
+
+def aminmax(input, *, dim=None, keepdim=False):
+    return RT.aminmax(amin(input, () if dim is None else dim, keepdim), amax(input, () if dim is None else dim, keepdim))
+
+
+_ARGMAX = register_op("argmax", primitive=True, group="reduce", differentiable=False)
+_ARGMIN = register_op("argmin", primitive=True, group="reduce", differentiable=False)
+
+
+def argmax(input, dim=None, keepdim: bool = False):
+    """Index of the maximum (the first one) over ``dim``, or of the flattened tensor."""
+    return _arg(_ARGMAX, input, dim, keepdim, "argmax")
+
+
+def argmin(input, dim=None, keepdim: bool = False):
+    """Index of the minimum (the first one) over ``dim``, or of the flattened tensor."""
+    return _arg(_ARGMIN, input, dim, keepdim, "argmin")
+
+
+def _arg(op, input, dim, keepdim, name):
+    x = _tensor_arg(input, name)
+    if x._dtype is D.bool:
+        x = _cast(x, D.uint8)
+    if dim is None:
+        if x.numel() == 0:
+            raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")
+        r = dispatch(op, x._device, (x, None, False), ())
+        if keepdim:
+            r = r.reshape((1,) * x.dim())
+        return r
+    d = _wrap_dim(dim, x.dim(), name)
+    if x.dim() and x._shape[d] == 0:
+        raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+    if x.dim() == 0:
+        r = dispatch(op, x._device, (x, None, False), ())
+        return r
+    return dispatch(op, x._device, (x, d, bool(keepdim)), ())
+
+
+def _take_bw(ctx, g):
+    """Backward of ops returning values at indices along a dim (max/min/median/mode with dim)."""
+    x, d, keepdim = ctx.args[0], ctx.args[1], ctx.args[2]
+    gv = g[0]
+    idx = ctx.out[1]
+    if gv is None:
+        return (None,)
+    if not keepdim:
+        gv = gv.unsqueeze(d)
+        idx = idx.unsqueeze(d)
+    from . import zeros
+    from .indexing import scatter_add
+    z = zeros(x.shape, dtype=gv._dtype, device=gv._device)
+    return (scatter_add(z, d, idx, gv),)
+
+
+def _max_dim_decomp(x, d, keepdim):
+    v = amax(x, d, keepdim=True)
+    i = argmax(x, d, keepdim=True)
+    if not keepdim:
+        v, i = v.squeeze(d), i.squeeze(d)
+    return (v, i)
+
+
+def _min_dim_decomp(x, d, keepdim):
+    v = amin(x, d, keepdim=True)
+    i = argmin(x, d, keepdim=True)
+    if not keepdim:
+        v, i = v.squeeze(d), i.squeeze(d)
+    return (v, i)
+
+
+_MAX_DIM = register_op("max_dim", decomposition=_max_dim_decomp, backward=_take_bw, saves=(), save_output=True, group="reduce")
+_MIN_DIM = register_op("min_dim", decomposition=_min_dim_decomp, backward=_take_bw, saves=(), save_output=True, group="reduce")
+
+
+def _maxmin(input, dim, keepdim, other, out, name, full, op, rt):
+    from .elementwise import maximum, minimum
+    x = _tensor_arg(input, name)
+    if isinstance(dim, Tensor) and other is None:
+        other, dim = dim, None
+    if other is not None:
+        return (maximum if name == "max" else minimum)(x, other)
+    if dim is None:
+        if x.numel() == 0:
+            raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. Specify the "
+                               "reduction dim with the 'dim' argument.")
+        return full(x)
+    d = _wrap_dim(dim, x.dim(), name)
+    if x.dim() == 0:
+        from . import zeros
+        return rt(x.clone(), zeros((), dtype=D.int64, device=x._device))
+    if x._shape[d] == 0:
+        raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+    if x._dtype is D.bool:
+        v, i = _maxmin(x.to(D.uint8), d, keepdim, None, None, name, full, op, rt)
+        return rt(v.to(D.bool), i)
+    v, i = dispatch(op, x._device, (x, d, bool(keepdim)), (x,))
+    return rt(v, i)
+
+
+def max(input, dim=None, keepdim: bool = False, *, other=None, out=None):
+    """``max(x)``: the maximum; ``max(x, dim)``: (values, indices); ``max(x, other)``: maximum."""
+    return _maxmin(input, dim, keepdim, other, out, "max", amax, _MAX_DIM, RT.max)
+
+
+def min(input, dim=None, keepdim: bool = False, *, other=None, out=None):
+    """``min(x)``: the minimum; ``min(x, dim)``: (values, indices); ``min(x, other)``: minimum."""
+    return _maxmin(input, dim, keepdim, other, out, "min", amin, _MIN_DIM, RT.min)
+
+
+# -- statistics ---------------------------------------------------------------------------------
+
+def _correction(unbiased, correction):
+    if correction is not None:
+        return float(correction)
+    if unbiased is None or unbiased is True:
+        return 1.0
+    return 0.0
+
+
+def _var_decomp(x, dims, correction, keepdim):
+    n = _numel_of(x._shape, dims)
+    m = mean(x, dims, keepdim=True)
+    d = x - m
+    s = sum(d * d, dims, keepdim)
+    denom = n - correction
+    return s / (denom if denom > 0 else 0.0)  # no degrees of freedom left: inf or nan, as PyTorch
+
+
+def _var_bw(ctx, g):
+    x, dims, correction, keepdim = ctx.args
+    n = _numel_of(x._shape, dims)
+    m = mean(x, dims, keepdim=True)
+    return (_unreduce(g, x._shape, dims, keepdim) * (x - m) * (2.0 / (n - correction)),)
+
+
+_VAR = register_op("var", decomposition=_var_decomp, backward=_var_bw, group="reduce")
+
+
+def _std_decomp(x, dims, correction, keepdim):
+    from .elementwise import sqrt
+    return sqrt(_var_decomp(x, dims, correction, keepdim))
+
+
+def _std_bw(ctx, g):
+    x, dims, correction, keepdim = ctx.args
+    n = _numel_of(x._shape, dims)
+    m = mean(x, dims, keepdim=True)
+    s = _unreduce(ctx.out, x._shape, dims, keepdim)
+    return (_unreduce(g, x._shape, dims, keepdim) * (x - m) / (s * (n - correction)),)
+
+
+_STD = register_op("std", decomposition=_std_decomp, backward=_std_bw, save_output=True, group="reduce")
+
+
+def _var_args(input, dim, unbiased, keepdim, correction, name):
+    x = _tensor_arg(input, name)
+    if isinstance(dim, bool):  # var(x, unbiased)
+        unbiased, dim = dim, None
+    if x._dtype.category != _FLOAT:
+        raise RuntimeError(f"{name}(): could not infer output dtype. Input dtype must be either a floating point or "
+                           f"complex dtype. Got: {_T(x._dtype)}")
+    return x, U.dims_arg(dim, x.dim(), name), _correction(unbiased, correction), bool(keepdim)
+
+
+def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
+    """Variance over ``dim`` with Bessel's ``correction`` (1 by default; ``unbiased=False`` is 0)."""
+    x, dims, c, k = _var_args(input, dim, unbiased, keepdim, correction, "var")
+    r = dispatch(_VAR, x._device, (x, dims, c, k), (x,))
+    return r if out is None else write_out(out, r, "var")
+
+
+def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
+    """Standard deviation over ``dim`` (see :func:`var`)."""
+    x, dims, c, k = _var_args(input, dim, unbiased, keepdim, correction, "std")
+    r = dispatch(_STD, x._device, (x, dims, c, k), (x,))
+    return r if out is None else write_out(out, r, "std")
+
+
+def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    return (var(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim))
+
+
+def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    return (std(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim))
+
+
+def _lse_decomp(x, dims, keepdim):
+    from .elementwise import exp, isinf, log, where
+    m = amax(x.detach(), dims, keepdim=True)
+    m = where(isinf(m), 0.0, m)
+    s = sum(exp(x - m), dims, keepdim=True)
+    r = log(s) + m
+    return r.squeeze(dims) if not keepdim and dims else r
+
+
+def _lse_bw(ctx, g):
+    from .elementwise import exp
+    x, dims, keepdim = ctx.args
+    o = _unreduce(ctx.out, x._shape, dims, keepdim)
+    return (_unreduce(g, x._shape, dims, keepdim) * exp(x - o),)
+
+
+_LSE = register_op("logsumexp", decomposition=_lse_decomp, backward=_lse_bw, save_output=True, group="reduce")
+
+
+def logsumexp(input, dim, keepdim: bool = False, *, out=None):
+    """``log(sum(exp(x), dim))``, computed stably."""
+    x = _tensor_arg(input, "logsumexp")
+    if x._dtype.category != _FLOAT:
+        x = _cast(x, D.get_default_dtype())
+    dims = U.dims_arg(dim, x.dim(), "logsumexp")
+    r = dispatch(_LSE, x._device, (x, dims, bool(keepdim)), (x,))
+    return r if out is None else write_out(out, r, "logsumexp")
+
+
+def _norm2_decomp(x, dims, keepdim):
+    from .elementwise import sqrt
+    return sqrt(sum(x * x, dims, keepdim))
+
+
+def _norm2_bw(ctx, g):
+    from .elementwise import where
+    x, dims, keepdim = ctx.args
+    o = _unreduce(ctx.out, x._shape, dims, keepdim)
+    gx = _unreduce(g, x._shape, dims, keepdim)
+    return (where(o == 0, 0.0, gx * x / o),)
+
+
+_NORM2 = register_op("_norm2", decomposition=_norm2_decomp, backward=_norm2_bw, save_output=True, group="reduce")
+
+
+def norm(input, p="fro", dim=None, keepdim: bool = False, out=None, dtype=None):
+    """Vector p-norm over ``dim`` (or all): p = 2/'fro', 1, inf, -inf, 0 or any float."""
+    from .elementwise import abs, ne, pow
+    x = _tensor_arg(input, "norm")
+    if dtype is not None:
+        x = _cast(x, D.to_dtype(dtype))
+    if x._dtype.category != _FLOAT:
+        raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got {_T(x._dtype)}")
+    if p is None:
+        p = 2
+    dims = U.dims_arg(dim, x.dim(), "norm")
+    if p == "fro" or p == 2:
+        r = dispatch(_NORM2, x._device, (x, dims, bool(keepdim)), (x,))
+    elif p == "nuc":
+        raise NotImplementedError("norm(p='nuc') (nuclear norm) is not implemented")
+    elif p == math.inf:
+        r = amax(abs(x), dims, keepdim)
+    elif p == -math.inf:
+        r = amin(abs(x), dims, keepdim)
+    elif p == 0:
+        r = sum(ne(x, 0).to(x._dtype), dims, keepdim)
+    elif p == 1:
+        r = sum(abs(x), dims, keepdim)
+    else:
+        r = pow(sum(pow(abs(x), float(p)), dims, keepdim), 1.0 / float(p))
+    return r if out is None else write_out(out, r, "norm")
+
+
+def all(input, dim=None, keepdim: bool = False, *, out=None):
+    """True when every element (over ``dim``) is nonzero."""
+    from .elementwise import ne
+    x = _tensor_arg(input, "all")
+    b = x if x._dtype is D.bool else ne(x, 0)
+    dims = U.dims_arg(dim, x.dim(), "all")
+    if b.numel() == 0:
+        from .. import _factory
+        shape = tuple(1 if i in dims else s for i, s in enumerate(x._shape)) if keepdim else \
+            tuple(s for i, s in enumerate(x._shape) if i not in dims)
+        r = _factory.full(shape, True, dtype=D.bool, device=x._device)
+    else:
+        r = dispatch(_AMIN, b._device, (b, dims, bool(keepdim)), ())
+    return r if out is None else write_out(out, r, "all")
+
+
+def any(input, dim=None, keepdim: bool = False, *, out=None):
+    """True when some element (over ``dim``) is nonzero."""
+    from .elementwise import ne
+    x = _tensor_arg(input, "any")
+    b = x if x._dtype is D.bool else ne(x, 0)
+    dims = U.dims_arg(dim, x.dim(), "any")
+    if b.numel() == 0:
+        from .. import _factory
+        shape = tuple(1 if i in dims else s for i, s in enumerate(x._shape)) if keepdim else \
+            tuple(s for i, s in enumerate(x._shape) if i not in dims)
+        r = _factory.full(shape, False, dtype=D.bool, device=x._device)
+    else:
+        r = dispatch(_AMAX, b._device, (b, dims, bool(keepdim)), ())
+    return r if out is None else write_out(out, r, "any")
+
+
+def count_nonzero(input, dim=None):
+    """Number of nonzero elements over ``dim``."""
+    from .elementwise import ne
+    return sum(ne(input, 0), dim)
+
+
+# -- order statistics -------------------------------------------------------------------------
+
+def _median_dim_decomp(x, d, keepdim):
+    from .indexing import sort
+    n = x._shape[d]
+    v, i = sort(x, d, stable=True)
+    k = (n - 1) // 2
+    vals, idx = v.narrow(d, k, 1), i.narrow(d, k, 1)
+    if not keepdim:
+        vals, idx = vals.squeeze(d), idx.squeeze(d)
+    return (vals.contiguous(), idx.contiguous())
+
+
+_MEDIAN_DIM = register_op("median_dim", decomposition=_median_dim_decomp, backward=_take_bw, saves=(),
+                          save_output=True, group="reduce")
+
+
+def median(input, dim=None, keepdim: bool = False):
+    """The lower median: of all elements, or (values, indices) along ``dim``."""
+    x = _tensor_arg(input, "median")
+    if dim is None:
+        if x.numel() == 0:
+            from .. import _factory
+            return _factory.full((), float("nan"), dtype=x._dtype, device=x._device)
+        flat = x.reshape(-1)
+        v, _ = dispatch(_MEDIAN_DIM, x._device, (flat, 0, False), (flat,))
+        return v
+    d = _wrap_dim(dim, x.dim(), "median")
+    if x.dim() == 0:
+        from . import zeros
+        return RT.median(x.clone(), zeros((), dtype=D.int64, device=x._device))
+    if x._shape[d] == 0:
+        raise IndexError(f"median(): Expected reduction dim {d} to have non-zero size.")
+    v, i = dispatch(_MEDIAN_DIM, x._device, (x, d, bool(keepdim)), (x,))
+    return RT.median(v, i)
+
+
+def nanmedian(input, dim=None, keepdim=False):
+    """Median ignoring NaN (NaN sorted last, then the lower median of the rest)."""
+    from .elementwise import isnan, logical_not
+    x = _tensor_arg(input, "nanmedian")
+    if dim is None:
+        flat = x.reshape(-1)
+        keep = flat[logical_not(isnan(flat))]
+        return median(keep) if keep.numel() else median(flat)
+    from .indexing import sort, gather
+    d = _wrap_dim(dim, x.dim(), "nanmedian")
+    v, i = sort(x, d)  # NaN sorts last
+    cnt = sum(logical_not(isnan(x)), d, keepdim=True)
+    k = ((cnt - 1).clamp(min=0)) // 2
+    vals, idx = gather(v, d, k), gather(i, d, k)
+    if not keepdim:
+        vals, idx = vals.squeeze(d), idx.squeeze(d)
+    return RT.nanmedian(vals, idx)
+
+
+def _mode_decomp(x, d, keepdim):
+    from .indexing import gather
+    xm = x.movedim(d, -1)
+    eqm = (xm.unsqueeze(-1) == xm.unsqueeze(-2))
+    counts = sum(eqm, -1)
+    best = amax(counts, -1, keepdim=True)
+    # among the most frequent values, the smallest; its last occurrence
+    cand = counts == best
+    big = xm.detach()
+    from .elementwise import where
+    if big._dtype.category == _FLOAT:
+        filler = float("inf")
+    else:
+        filler = D.iinfo(big._dtype).max if big._dtype is not D.bool else True
+    vals = amin(where(cand, big, filler), -1, keepdim=True)
+    n = xm._shape[-1]
+    from .. import _factory
+    pos = _factory.arange(n, device=x._device)
+    hit = (xm == vals)
+    idx = amax(where(hit, pos, -1), -1, keepdim=True)
+    vals = gather(xm, -1, idx)
+    vals, idx = vals.movedim(-1, d), idx.movedim(-1, d)
+    if not keepdim:
+        vals, idx = vals.squeeze(d), idx.squeeze(d)
+    return (vals.contiguous(), idx.contiguous())
+
+
+_MODE = register_op("mode", decomposition=_mode_decomp, backward=_take_bw, saves=(), save_output=True, group="reduce")
+
+
+def mode(input, dim: int = -1, keepdim: bool = False):
+    """The most frequent value along ``dim`` (the smallest among ties) and its index."""
+    x = _tensor_arg(input, "mode")
+    if x.dim() == 0:
+        from . import zeros
+        return RT.mode(x.clone(), zeros((), dtype=D.int64, device=x._device))
+    d = _wrap_dim(dim, x.dim(), "mode")
+    if x._shape[d] == 0:
+        raise IndexError(f"mode(): Expected reduction dim {d} to have non-zero size.")
+    v, i = dispatch(_MODE, x._device, (x, d, bool(keepdim)), (x,))
+    return RT.mode(v, i)
+
+
+# -- cumulative ---------------------------------------------------------------------------------
+
+def _cumsum_bw(ctx, g):
+    x, d = ctx.args
+    return (sum(g, d, keepdim=True) - cumsum(g, d) + g,)
+
+
+_CUMSUM = register_op("cumsum", primitive=True, group="reduce", saves=(), backward=_cumsum_bw)
+
+
+def cumsum(input, dim, *, dtype=None, out=None):
+    """Cumulative sum along ``dim``; integers accumulate as int64."""
+    x = _tensor_arg(input, "cumsum")
+    if dtype is not None:
+        dt = D.to_dtype(dtype)
+        if dt is not x._dtype:
+            x = _cast(x, dt)
+    elif x._dtype.category < _FLOAT and x._dtype is not D.int64:
+        x = _cast(x, D.int64)
+    d = _wrap_dim(dim, x.dim(), "cumsum") if x.dim() else 0
+    if x.dim() == 0:
+        return x.clone()
+    r = dispatch(_CUMSUM, x._device, (x, d), (x,))
+    return r if out is None else write_out(out, r, "cumsum")
+
+
+def cumsum_(self, dim, *, dtype=None):
+    return self.copy_(cumsum(self, dim, dtype=dtype))
+
+
+def _cumprod_decomp(x, d):
+    from .shape import cat
+    n = x._shape[d]
+    if n == 0:
+        return x.clone()
+    parts = [x.narrow(d, 0, 1)]
+    acc = parts[0]
+    for i in range(1, n):
+        acc = acc * x.narrow(d, i, 1)
+        parts.append(acc)
+    return cat(parts, d)
+
+
+def _cumprod_bw(ctx, g):
+    x, d = ctx.args
+    out = ctx.out
+    from .elementwise import where
+    # exact when x has no zeros; otherwise fall back to the O(n^2) product of the others
+    if not bool((x == 0).any()):
+        r = g * out
+        return ((sum(r, d, keepdim=True) - cumsum(r, d) + r) / x,)
+    n = x._shape[d]
+    from . import zeros_like
+    from .shape import cat
+    cols = []
+    for k in range(n):
+        # d out_j / d x_k for j >= k: prod_{i<=j, i != k} x_i
+        xk_one = cat([x.narrow(d, 0, k), (x.narrow(d, k, 1) * 0 + 1), x.narrow(d, k + 1, n - k - 1)], d)
+        cp = cumprod(xk_one, d)
+        mask_parts = [zeros_like(x.narrow(d, 0, k)), (x.narrow(d, k, n - k) * 0 + 1)]
+        mask = cat(mask_parts, d)
+        cols.append(sum(g * cp * mask, d, keepdim=True))
+    res = cat(cols, d)
+    return (where(res != res, 0.0, res),)
+
+
+_CUMPROD = register_op("cumprod", decomposition=_cumprod_decomp, backward=_cumprod_bw, save_output=True, group="reduce")
+
+
+def cumprod(input, dim, *, dtype=None, out=None):
+    """Cumulative product along ``dim``."""
+    x = _tensor_arg(input, "cumprod")
+    if dtype is not None:
+        x = _cast(x, D.to_dtype(dtype)) if D.to_dtype(dtype) is not x._dtype else x
+    elif x._dtype.category < _FLOAT and x._dtype is not D.int64:
+        x = _cast(x, D.int64)
+    if x.dim() == 0:
+        return x.clone()
+    d = _wrap_dim(dim, x.dim(), "cumprod")
+    r = dispatch(_CUMPROD, x._device, (x, d), (x,))
+    return r if out is None else write_out(out, r, "cumprod")
+
+
+def cumprod_(self, dim, *, dtype=None):
+    return self.copy_(cumprod(self, dim, dtype=dtype))
+
+
+def _cumext_decomp(x, d, is_max):
+    from .elementwise import where, ge, le
+    from .shape import cat
+    from .. import _factory
+    n = x._shape[d]
+    vals, idxs = [], []
+    acc = None
+    acci = None
+    for i in range(n):
+        cur = x.narrow(d, i, 1)
+        ci = _factory.full(cur._shape, i, dtype=D.int64, device=x._device)
+        if acc is None:
+            acc, acci = cur, ci
+        else:
+            take = ge(cur, acc) if is_max else le(cur, acc)
+            if x._dtype.category == _FLOAT:  # a NaN is taken and then kept (never >= or <= anything)
+                from .elementwise import isnan, logical_or
+                take = logical_or(take, isnan(cur))
+            acc = where(take, cur, acc)
+            acci = where(take, ci, acci)
+        vals.append(acc)
+        idxs.append(acci)
+    if n == 0:
+        return (x.clone(), _factory.zeros(x._shape, dtype=D.int64, device=x._device))
+    return (cat(vals, d), cat(idxs, d))
+
+
+def _cum_take_bw(ctx, g):
+    x, d = ctx.args
+    gv = g[0]
+    idx = ctx.out[1]
+    from . import zeros
+    from .indexing import scatter_add
+    z = zeros(x.shape, dtype=gv._dtype, device=gv._device)
+    return (scatter_add(z, d, idx, gv),)
+
+
+_CUMMAX = register_op("cummax", decomposition=lambda x, d: _cumext_decomp(x, d, True), backward=_cum_take_bw,
+                      saves=(), save_output=True, group="reduce")
+_CUMMIN = register_op("cummin", decomposition=lambda x, d: _cumext_decomp(x, d, False), backward=_cum_take_bw,
+                      saves=(), save_output=True, group="reduce")
+
+
+def cummax(input, dim):
+    """Running maximum along ``dim`` and the index where it was reached (the last one on ties)."""
+    x = _tensor_arg(input, "cummax")
+    d = _wrap_dim(dim, x.dim(), "cummax") if x.dim() else 0
+    if x.dim() == 0:
+        from . import zeros
+        return RT.cummax(x.clone(), zeros((), dtype=D.int64, device=x._device))
+    v, i = dispatch(_CUMMAX, x._device, (x, d), (x,))
+    return RT.cummax(v, i)
+
+
+def cummin(input, dim):
+    """Running minimum along ``dim`` and its index (the last one on ties)."""
+    x = _tensor_arg(input, "cummin")
+    d = _wrap_dim(dim, x.dim(), "cummin") if x.dim() else 0
+    if x.dim() == 0:
+        from . import zeros
+        return RT.cummin(x.clone(), zeros((), dtype=D.int64, device=x._device))
+    v, i = dispatch(_CUMMIN, x._device, (x, d), (x,))
+    return RT.cummin(v, i)
+
+
+def logcumsumexp(input, dim):
+    """``log(cumsum(exp(x)))`` computed stably (max-shifted)."""
+    from .elementwise import exp, log
+    x = _tensor_arg(input, "logcumsumexp")
+    m = amax(x.detach(), dim, keepdim=True) if x.numel() else x.detach()
+    from .elementwise import isinf, where
+    m = where(isinf(m), 0.0, m)
+    return log(cumsum(exp(x - m), dim)) + m

@@ -1,0 +1,355 @@
+"""Shape ops that copy: cat/stack and friends, flip, roll, rot90, repeat, repeat_interleave, tile,
+tril/triu, meshgrid, broadcast_tensors."""
+from __future__ import annotations
+
+from .. import _dtype as D
+from .._tensor import Tensor, _wrap_dim
+from . import _util as U
+from .elementwise import _cast, write_out
+from .registry import dispatch, register_op
+
+
+def _cat_decomp(tensors, dim):
+    t0 = tensors[0]
+    shape = list(t0._shape)
+    shape[dim] = 0
+    for t in tensors:
+        shape[dim] += t._shape[dim]
+    out = t0._device._backend.empty(tuple(shape), t0._dtype, t0._device)
+    off = 0
+    copy = t0._device._kernels["copy_"]
+    from .views import narrow
+    for t in tensors:
+        n = t._shape[dim]
+        if n:
+            copy(narrow(out, dim, off, n), t)
+        off += n
+    return out
+
+
+def _cat_bw(ctx, g):
+    tensors, dim = ctx.args
+    res = []
+    off = 0
+    for i, t in enumerate(tensors):
+        n = t.shape[dim]
+        res.append(g.narrow(dim, off, n) if ctx.needs_input_grad[i] else None)
+        off += n
+    return tuple(res)
+
+
+_CAT = register_op("cat", decomposition=_cat_decomp, backward=_cat_bw, saves=(), group="shape")
+
+
+def cat(tensors, dim: int = 0, *, out=None):
+    """Concatenate along an existing ``dim`` (dtypes promoted; empty 1-D tensors skipped)."""
+    if isinstance(tensors, Tensor) or not isinstance(tensors, (list, tuple)):
+        raise TypeError(f"cat() argument 'tensors' (position 1) must be tuple of Tensors, not {type(tensors).__name__}")
+    tensors = list(tensors)
+    if not tensors:
+        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}")
+    keep = [t for t in tensors if not (t.dim() == 1 and t._shape[0] == 0)]
+    if not keep:
+        r = tensors[0].clone()
+        return r if out is None else write_out(out, r, "cat")
+    ref = keep[0]
+    if ref.dim() == 0:
+        raise RuntimeError("zero-dimensional tensor (at position 0) cannot be concatenated")
+    d = _wrap_dim(dim, ref.dim(), "cat")
+    dev = U.common_device("cat", *keep)
+    dt = ref._dtype
+    for t in keep[1:]:
+        if t._dtype is not dt:
+            dt = D.promote_types(dt, t._dtype)
+    for i, t in enumerate(keep):
+        if t.dim() != ref.dim():
+            raise RuntimeError(f"Tensors must have same number of dimensions: got {ref.dim()} and {t.dim()}")
+        for j in range(ref.dim()):
+            if j != d and t._shape[j] != ref._shape[j]:
+                raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. Expected size {ref._shape[j]} but "
+                                   f"got size {t._shape[j]} for tensor number {tensors.index(t)} in the list.")
+    keep = [t if t._dtype is dt else _cast(t, dt) for t in keep]
+    if len(keep) == 1:
+        r = keep[0].clone()
+    else:
+        r = dispatch(_CAT, dev, (keep, d), tuple(keep))
+    return r if out is None else write_out(out, r, "cat")
+
+
+concat = concatenate = cat
+
+
+def stack(tensors, dim: int = 0, *, out=None):
+    """Join tensors of equal shape along a new ``dim``."""
+    tensors = list(tensors)
+    if not tensors:
+        raise RuntimeError("stack expects a non-empty TensorList")
+    s0 = tensors[0]._shape
+    for i, t in enumerate(tensors):
+        if t._shape != s0:
+            raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(s0)} at entry 0 and "
+                               f"{list(t._shape)} at entry {i}")
+    d = _wrap_dim(dim, len(s0) + 1, "stack")
+    return cat([t.unsqueeze(d) for t in tensors], d, out=out)
+
+
+def hstack(tensors):
+    ts = [t if t.dim() else t.reshape(1) for t in tensors]
+    return cat(ts, 0 if ts[0].dim() == 1 else 1)
+
+
+def vstack(tensors):
+    from .views import atleast_2d
+    return cat([atleast_2d(t) for t in tensors], 0)
+
+
+row_stack = vstack
+
+
+def dstack(tensors):
+    from .views import atleast_3d
+    return cat([atleast_3d(t) for t in tensors], 2)
+
+
+def column_stack(tensors):
+    ts = [t.reshape(-1, 1) if t.dim() <= 1 else t for t in tensors]
+    return cat(ts, 1)
+
+
+def _flip_decomp(x, dims):
+    from .indexing import index_select
+    from .. import _factory
+    r = x
+    for d in dims:
+        n = x._shape[d]
+        idx = _factory.arange(n - 1, -1, -1, device=x._device)
+        r = index_select(r, d, idx)
+    return r
+
+
+_FLIP = register_op("flip", decomposition=_flip_decomp, backward=lambda ctx, g: (flip(g, ctx.args[1]),), saves=(),
+                    group="shape")
+
+
+def flip(input, dims):
+    """Reverse the order of elements along ``dims`` (a copy)."""
+    dims = (dims,) if isinstance(dims, int) else tuple(dims)
+    nd = input.dim()
+    dd = tuple(sorted({_wrap_dim(d, nd, "flip") for d in dims})) if nd else ()
+    if not dd:
+        return input.clone()
+    return dispatch(_FLIP, input._device, (input, dd), (input,))
+
+
+def fliplr(input):
+    if input.dim() < 2:
+        raise RuntimeError("Input must be >= 2-d.")
+    return flip(input, (1,))
+
+
+def flipud(input):
+    if input.dim() < 1:
+        raise RuntimeError("Input must be >= 1-d.")
+    return flip(input, (0,))
+
+
+def roll(input, shifts, dims=None):
+    """Shift elements cyclically along ``dims`` (or the flattened tensor)."""
+    if dims is None:
+        flat = input.reshape(-1)
+        s = shifts if isinstance(shifts, int) else shifts[0]
+        return roll(flat, s, 0).reshape(input._shape)
+    shifts = (shifts,) if isinstance(shifts, int) else tuple(shifts)
+    dims = (dims,) if isinstance(dims, int) else tuple(dims)
+    if len(shifts) != len(dims):
+        raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}")
+    r = input
+    for s, d in zip(shifts, dims):
+        d = _wrap_dim(d, input.dim(), "roll")
+        n = r._shape[d]
+        if n == 0:
+            continue
+        s %= n
+        if s:
+            r = cat([r.narrow(d, n - s, s), r.narrow(d, 0, n - s)], d)
+    return r if r is not input else input.clone()
+
+
+def rot90(input, k: int = 1, dims=(0, 1)):
+    """Rotate by 90 degrees ``k`` times in the plane of ``dims``."""
+    if len(dims) != 2:
+        raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+    d0, d1 = (_wrap_dim(d, input.dim(), "rot90") for d in dims)
+    if d0 == d1:
+        raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {d0} and dim1 = {d1}")
+    k %= 4
+    if k == 1:
+        return flip(input, (d1,)).transpose(d0, d1)
+    if k == 2:
+        return flip(input, (d0, d1))
+    if k == 3:
+        return flip(input, (d0,)).transpose(d0, d1)
+    return input.clone()
+
+
+def repeat(input, *sizes):
+    """Tile the tensor ``sizes`` times along each dimension (leading sizes add dims)."""
+    sizes = U.size_arg(sizes, "repeat")
+    if len(sizes) < input.dim():
+        raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor")
+    x = input.reshape((1,) * (len(sizes) - input.dim()) + input._shape)
+    inter, exp = [], []
+    for r, s in zip(sizes, x._shape):
+        inter += [1, s]
+        exp += [r, s]
+    out = x.reshape(inter).expand(exp)
+    return out.reshape([r * s for r, s in zip(sizes, x._shape)])
+
+
+def tile(input, dims):
+    dims = tuple(dims)
+    if len(dims) < input.dim():
+        dims = (1,) * (input.dim() - len(dims)) + dims
+    return repeat(input, dims)
+
+
+def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
+    """Repeat each element ``repeats`` times (an int or a per-element tensor) along ``dim``."""
+    from .. import _factory
+    from .indexing import index_select
+    if repeats is None:  # repeat_interleave(repeats_tensor): indices repeated by themselves
+        reps = input
+        return repeat_interleave(_factory.arange(reps._shape[0], device=reps._device), reps, 0)
+    x = input
+    if dim is None:
+        x = x.reshape(-1)
+        dim = 0
+    d = _wrap_dim(dim, x.dim(), "repeat_interleave")
+    n = x._shape[d]
+    if isinstance(repeats, int) or (isinstance(repeats, Tensor) and repeats.numel() == 1 and repeats.dim() == 0):
+        r = int(repeats) if not isinstance(repeats, int) else repeats
+        if r < 0:
+            raise RuntimeError("repeats can not be negative")
+        shape = list(x._shape)
+        y = x.unsqueeze(d + 1)
+        exp = list(y._shape)
+        exp[d + 1] = r
+        shape[d] = n * r
+        return y.expand(exp).reshape(shape)
+    reps = repeats.to(D.int64) if isinstance(repeats, Tensor) else _factory.tensor(list(repeats), device=x._device)
+    if reps.dim() != 1 or reps._shape[0] != n:
+        raise RuntimeError(f"repeats must have the same size as input along dim, but got repeats.size(0) = "
+                           f"{reps._shape[0] if reps.dim() else 1} and input.size({d}) = {n}")
+    if bool((reps < 0).any()):
+        raise RuntimeError("repeats can not be negative")
+    counts = reps.tolist()
+    idx = [i for i, c in enumerate(counts) for _ in range(c)]
+    return index_select(x, d, _factory.tensor(idx, dtype=D.int64, device=x._device))
+
+
+def _tri_mask(x, diagonal, upper):
+    from .. import _factory
+    from .elementwise import ge, le
+    r, c = x._shape[-2], x._shape[-1]
+    rows = _factory.arange(r, device=x._device).unsqueeze(1)
+    cols = _factory.arange(c, device=x._device).unsqueeze(0)
+    d = cols - rows
+    return ge(d, diagonal) if upper else le(d, diagonal)
+
+
+def tril(input, diagonal: int = 0, *, out=None):
+    """The lower triangle (on and below ``diagonal``); the rest zero."""
+    from .elementwise import where
+    if input.dim() < 2:
+        raise RuntimeError("tril: input tensor must have at least 2 dimensions")
+    zero = False if input._dtype is D.bool else (0.0 if input._dtype.category == D._FLOAT else 0)
+    r = where(_tri_mask(input, diagonal, False), input, zero)
+    return r if out is None else write_out(out, r, "tril")
+
+
+def triu(input, diagonal: int = 0, *, out=None):
+    """The upper triangle (on and above ``diagonal``); the rest zero."""
+    from .elementwise import where
+    if input.dim() < 2:
+        raise RuntimeError("triu: input tensor must have at least 2 dimensions")
+    zero = False if input._dtype is D.bool else (0.0 if input._dtype.category == D._FLOAT else 0)
+    r = where(_tri_mask(input, diagonal, True), input, zero)
+    return r if out is None else write_out(out, r, "triu")
+
+
+def tril_(self, diagonal=0):
+    return self.copy_(tril(self, diagonal))
+
+
+def triu_(self, diagonal=0):
+    return self.copy_(triu(self, diagonal))
+
+
+def tril_indices(row, col, offset=0, *, dtype=None, device=None):
+    from .. import _factory
+    idx = [(i, j) for i in range(row) for j in range(col) if j - i <= offset]
+    return _factory.tensor([[i for i, _ in idx], [j for _, j in idx]], dtype=dtype or D.int64, device=device).reshape(2, len(idx))
+
+
+def triu_indices(row, col, offset=0, *, dtype=None, device=None):
+    from .. import _factory
+    idx = [(i, j) for i in range(row) for j in range(col) if j - i >= offset]
+    return _factory.tensor([[i for i, _ in idx], [j for _, j in idx]], dtype=dtype or D.int64, device=device).reshape(2, len(idx))
+
+
+def meshgrid(*tensors, indexing: str = "ij"):
+    """Coordinate grids from 1-D tensors (``indexing='ij'`` or ``'xy'``), as expanded views."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if indexing not in ("ij", "xy"):
+        raise ValueError(f"torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but received: {indexing}")
+    ts = [t.reshape(-1) if t.dim() == 0 else t for t in tensors]
+    for t in ts:
+        if t.dim() != 1:
+            raise RuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: {t.dim()}D")
+    swap = indexing == "xy" and len(ts) >= 2
+    if swap:
+        ts[0], ts[1] = ts[1], ts[0]
+    shape = [t._shape[0] for t in ts]
+    out = []
+    for i, t in enumerate(ts):
+        s = [1] * len(ts)
+        s[i] = shape[i]
+        out.append(t.reshape(s).expand(shape))
+    if swap:
+        out[0], out[1] = out[1], out[0]
+        out = [o.transpose(0, 1) for o in out]
+    return tuple(out)
+
+
+def broadcast_tensors(*tensors):
+    """Views of the tensors expanded to their common broadcast shape."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    shape = U.broadcast_all([t._shape for t in tensors], "broadcast_tensors")
+    return tuple(t.expand(shape) for t in tensors)
+
+
+def broadcast_shapes(*shapes):
+    from .._tensor import Size
+    return Size(U.broadcast_all([(s,) if isinstance(s, int) else tuple(s) for s in shapes], "broadcast_shapes"))
+
+
+def block_diag(*tensors):
+    from . import zeros
+    ts = [t.reshape(1, -1) if t.dim() == 1 else t.reshape(1, 1) if t.dim() == 0 else t for t in tensors]
+    R = sum(t._shape[0] for t in ts)
+    C = sum(t._shape[1] for t in ts)
+    dt = ts[0]._dtype
+    for t in ts[1:]:
+        dt = D.promote_types(dt, t._dtype)
+    out = zeros((R, C), dtype=dt, device=ts[0]._device)
+    r = c = 0
+    for t in ts:
+        out[r:r + t._shape[0], c:c + t._shape[1]] = t
+        r += t._shape[0]
+        c += t._shape[1]
+    return out
