@@ -50,7 +50,12 @@ _LAZY_SUBMODULES = {"nn", "optim", "utils", "distributed", "testing", "cuda", "s
 
 def __getattr__(name):
     if name in _LAZY_SUBMODULES:
-        return _importlib.import_module(f"ember.{name}")
+        try:
+            return _importlib.import_module(f"ember.{name}")
+        except ModuleNotFoundError as e:
+            if e.name != f"ember.{name}":
+                raise
+            raise AttributeError(f"module 'ember' has no attribute {name!r} (ember.{name} is not built yet)") from None
     if name == "default_generator":
         from . import _devices
         return _default_generator_for(_devices.cpu())

@@ -169,10 +169,12 @@ class OpNode(Node):
             self._check_freed()
         for t, v in self.saved:
             if t._version[0] != v:
+                own = t is self._out or (isinstance(self._out, tuple) and any(t is o for o in self._out))
+                maker = self.name() if own else t._grad_fn.name() if t._grad_fn is not None else "a leaf"
                 raise RuntimeError(
                     "one of the variables needed for gradient computation has been modified by an inplace "
                     f"operation: [{_type_desc(t)}], which is output {t._output_nr} of "
-                    f"{t._grad_fn.name() if t._grad_fn is not None else 'a leaf'}, is at version {t._version[0]}; "
+                    f"{maker}, is at version {t._version[0]}; "
                     f"expected version {v} instead. Hint: enable anomaly detection to find the operation that "
                     "failed to compute its gradient, with ember.autograd.set_detect_anomaly(True).")
         if self.n_out == 1:

@@ -202,6 +202,8 @@ def record(op, args, inputs, out) -> None:
         node.out_meta = tuple((o._shape, o._dtype, o._device) if isinstance(o, Tensor) and o._dtype.category >= 2 else None
                               for o in out)
         node._out = tuple(_saved_alias(o) for o in out) if op.save_output else None
+        if op.save_output:
+            node.saved = node.saved + tuple((a, o._version[0]) for a, o in zip(node._out, out) if isinstance(o, Tensor))
         for i, o in enumerate(out):
             if isinstance(o, Tensor) and o._dtype.category >= 2:
                 o._requires_grad = True
@@ -212,7 +214,11 @@ def record(op, args, inputs, out) -> None:
     else:
         node.n_out = 1
         node.out_meta = None
-        node._out = _saved_alias(out) if op.save_output else None
+        if op.save_output:
+            node._out = _saved_alias(out)
+            node.saved = node.saved + ((node._out, out._version[0]),)
+        else:
+            node._out = None
         if out._dtype.category >= 2:
             out._requires_grad = True
             out._grad_fn = node

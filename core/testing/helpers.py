@@ -1,0 +1,257 @@
+"""Per-op test helpers shared by the conformance suite and plugin authors.
+
+Everything compares an ember result, computed on the device under test, with a numpy float64
+reference computed from the same input values, on contiguous and non-contiguous inputs, and
+prints a runnable repro when they differ.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+import ember
+from ember import _dtype as D
+
+
+def _as_device(device):
+    return device if isinstance(device, ember.device) else ember.device(device)
+
+
+def backend_for(device):
+    from ember import _devices
+    return _devices.canonical(device)._backend
+
+
+def backend_tolerance(device, dtype) -> tuple:
+    """``(rtol, atol)`` the backend declares for ``dtype`` (``Backend.tolerances``)."""
+    be = backend_for(device)
+    return be.tolerances.get(D.to_dtype(dtype).name, (1e-5, 1e-6))
+
+
+def supports(device, dtype) -> bool:
+    return backend_for(device).supports_dtype(D.to_dtype(dtype))
+
+
+def make_tensor(shape, dtype=ember.float32, device="cpu", *, low=None, high=None, seed=0, requires_grad=False,
+                layout="contiguous", exclude_zero=False):
+    """A tensor of random values for tests, built on the host with numpy (reproducible per seed)
+    and placed on ``device`` with the given ``layout`` (see :func:`layouts`)."""
+    dtype = D.to_dtype(dtype)
+    arr = random_array(shape, dtype, low=low, high=high, seed=seed, exclude_zero=exclude_zero)
+    return to_device_with_layout(arr, dtype, device, layout, requires_grad)
+
+
+def random_array(shape, dtype, *, low=None, high=None, seed=0, exclude_zero=False) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    shape = tuple(shape)
+    if dtype is D.bool:
+        return rng.random(shape) > 0.5
+    if dtype.category == D._INT:
+        info = np.iinfo(dtype.np)
+        lo = max(info.min, -9 if low is None else int(low))
+        hi = min(info.max, 10 if high is None else int(high))
+        a = rng.integers(lo, hi, size=shape, endpoint=False).astype(dtype.np)
+        if exclude_zero:
+            a[a == 0] = 1
+        return a
+    lo = -3.0 if low is None else float(low)
+    hi = 3.0 if high is None else float(high)
+    a = rng.uniform(lo, hi, size=shape)
+    if exclude_zero:
+        a[np.abs(a) < 1e-2] = 0.5
+    return a.astype(np.float64)
+
+
+LAYOUTS = ("contiguous", "transposed", "sliced", "expanded")
+
+
+def layouts(ndim: int) -> tuple:
+    """The layouts that make sense for a tensor of ``ndim`` dims."""
+    if ndim == 0:
+        return ("contiguous",)
+    if ndim == 1:
+        return ("contiguous", "sliced", "expanded")
+    return LAYOUTS
+
+
+def to_device_with_layout(arr: np.ndarray, dtype, device, layout="contiguous", requires_grad=False):
+    """Put host values ``arr`` on ``device`` as a tensor with the requested memory layout and the
+    same logical values: 'transposed' (a .mT / flipped-strides view), 'sliced' (every other
+    element of a larger buffer), 'expanded' (a stride-0 broadcast when a dim is 1, else sliced)."""
+    dev = _as_device(device)
+    host = np.asarray(arr)
+    if layout == "contiguous" or host.ndim == 0:
+        t = ember.tensor(host, dtype=dtype, device=dev)
+    elif layout == "transposed":
+        if host.ndim < 2:
+            t = ember.tensor(host, dtype=dtype, device=dev)
+        else:
+            t = ember.tensor(np.ascontiguousarray(np.swapaxes(host, -1, -2)), dtype=dtype, device=dev).transpose(-1, -2)
+    elif layout == "sliced":
+        big_shape = host.shape[:-1] + (host.shape[-1] * 2,)
+        big = np.zeros(big_shape, dtype=host.dtype)
+        big[..., ::2] = host
+        t = ember.tensor(big, dtype=dtype, device=dev)[..., ::2]
+    elif layout == "expanded":
+        # broadcast a 1-sized first dim when possible; otherwise build from a size-1 dim expand
+        if host.shape and host.shape[0] == 1:
+            t = ember.tensor(host, dtype=dtype, device=dev).expand(host.shape)
+        else:
+            row = ember.tensor(host, dtype=dtype, device=dev).unsqueeze(0).expand((2,) + host.shape)
+            t = row[1]
+    else:
+        raise ValueError(f"unknown layout {layout!r}")
+    if requires_grad:
+        t = t.detach().requires_grad_(True) if layout == "contiguous" else _grad_view(t)
+    return t
+
+
+def _grad_view(t):
+    # a non-contiguous leaf that requires grad: make the view's base the leaf
+    base = t._base if t._base is not None else t
+    base = base.detach().requires_grad_(True)
+    v = ember.as_strided(base, t.shape, t.stride(), t.storage_offset())
+    return v
+
+
+def to_numpy64(t) -> np.ndarray:
+    a = t.detach().cpu().numpy() if t.device.type != "cpu" else t.detach().numpy()
+    if a.dtype.kind == "f" or a.dtype.name == "bfloat16":
+        return a.astype(np.float64)
+    return a
+
+
+def repro(fn_name: str, inputs, device, extra: str = "") -> str:
+    """Python source that rebuilds ``inputs`` and calls the op (for failure messages)."""
+    lines = ["import ember, numpy as np"]
+    names = []
+    for i, x in enumerate(inputs):
+        nm = f"x{i}"
+        if isinstance(x, ember.Tensor):
+            vals = to_numpy64(x).tolist()
+            lines.append(f"{nm} = ember.tensor({vals!r}, dtype=ember.{x.dtype.name}, device='{device}')")
+            if not x.is_contiguous():
+                lines.append(f"{nm} = ember.as_strided({nm}.contiguous(), {tuple(x.shape)}, {x.stride()})"
+                             f"  # original strides {x.stride()}")
+        else:
+            lines.append(f"{nm} = {x!r}")
+        names.append(nm)
+    lines.append(f"out = {fn_name}({', '.join(names)}{', ' + extra if extra else ''})")
+    lines.append("print(out)")
+    return "\n".join(lines)
+
+
+def assert_close(actual, expected, *, rtol=None, atol=None, equal_nan=True, msg="", check_dtype=None) -> None:
+    """Compare an ember tensor (or a number) with a numpy/python reference, with NaN equal."""
+    if isinstance(actual, ember.Tensor):
+        if check_dtype is not None and actual.dtype is not D.to_dtype(check_dtype):
+            raise AssertionError(f"dtype mismatch: got {actual.dtype}, expected {check_dtype}\n{msg}")
+        a = to_numpy64(actual)
+    else:
+        a = np.asarray(actual)
+    e = np.asarray(expected)
+    if isinstance(expected, ember.Tensor):
+        e = to_numpy64(expected)
+    if a.shape != e.shape:
+        raise AssertionError(f"shape mismatch: got {a.shape}, expected {e.shape}\n{msg}")
+    if a.dtype == np.bool_ or e.dtype == np.bool_ or a.dtype.kind in "iu" and e.dtype.kind in "iub":
+        if not np.array_equal(a, e):
+            bad = np.argwhere(a != e)[:5].tolist()
+            raise AssertionError(f"values differ at {bad}: got {a.reshape(-1)[:8]}, expected {e.reshape(-1)[:8]}\n{msg}")
+        return
+    rtol = 1e-5 if rtol is None else rtol
+    atol = 1e-8 if atol is None else atol
+    ok = np.isclose(a.astype(np.float64), e.astype(np.float64), rtol=rtol, atol=atol, equal_nan=equal_nan)
+    if not ok.all():
+        idx = np.argwhere(~ok)[:5]
+        detail = ", ".join(f"{tuple(i)}: {a[tuple(i)]!r} vs {e[tuple(i)]!r}" for i in idx)
+        raise AssertionError(f"{(~ok).sum()} of {ok.size} values differ beyond rtol={rtol}, atol={atol} "
+                             f"(actual vs expected: {detail})\n{msg}")
+
+
+def reference_inputs(specs, dtype, device, layout="contiguous", seed=0, requires_grad=False):
+    """Tensors for ``specs`` (shapes, or dicts with shape/low/high/dtype) and their float64
+    host values."""
+    tensors, hosts = [], []
+    for i, spec in enumerate(specs):
+        if not isinstance(spec, dict):
+            spec = {"shape": spec}
+        if "value" in spec:  # a non-tensor argument
+            tensors.append(spec["value"])
+            hosts.append(spec["value"])
+            continue
+        dt = D.to_dtype(spec.get("dtype", dtype))
+        arr = random_array(spec["shape"], dt, low=spec.get("low"), high=spec.get("high"), seed=seed + i,
+                           exclude_zero=spec.get("exclude_zero", False))
+        lay = layout if layout in layouts(len(spec["shape"])) else "contiguous"
+        t = to_device_with_layout(arr, dt, device, lay, requires_grad and dt.category == D._FLOAT)
+        tensors.append(t)
+        # the reference sees the values as stored in the dtype under test
+        hosts.append(to_numpy64(t) if dt.category == D._FLOAT else np.asarray(arr))
+    return tensors, hosts
+
+
+def check_op(fn, ref, specs, *, device="cpu", dtypes=(ember.float32, ember.float64), layouts_=None, rtol=None,
+             atol=None, grad=False, name=None, kwargs=None, seed=0) -> None:
+    """Run ``fn(*inputs, **kwargs)`` on ``device`` for each dtype the backend supports and each
+    layout, comparing with ``ref(*float64 numpy inputs, **kwargs)``; with ``grad`` also
+    gradcheck in float64 (when the backend has it). Raises AssertionError with a repro."""
+    kwargs = kwargs or {}
+    name = name or getattr(fn, "__name__", "op")
+    nd = max((len(s["shape"] if isinstance(s, dict) else s) for s in specs if not (isinstance(s, dict) and "value" in s)),
+             default=0)
+    for dt in dtypes:
+        dt = D.to_dtype(dt)
+        if not supports(device, dt):
+            continue
+        r_tol, a_tol = backend_tolerance(device, dt)
+        for lay in (layouts_ or layouts(nd)):
+            tensors, hosts = reference_inputs(specs, dt, device, lay, seed)
+            out = fn(*tensors, **kwargs)
+            exp = ref(*hosts, **kwargs)
+            extra = ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
+            msg = f"op {name} on {device}, dtype {dt.name}, layout {lay}\nrepro:\n{repro('ember.' + name, tensors, device, extra)}"
+            _compare(out, exp, rtol if rtol is not None else r_tol, atol if atol is not None else a_tol, msg)
+    if grad:
+        check_grad(fn, specs, device=device, kwargs=kwargs, name=name, seed=seed)
+
+
+def _compare(out, exp, rtol, atol, msg):
+    if isinstance(out, (tuple, list)):
+        assert isinstance(exp, (tuple, list)) and len(out) == len(exp), f"expected {len(exp)} outputs\n{msg}"
+        for o, e in zip(out, exp):
+            _compare(o, e, rtol, atol, msg)
+        return
+    assert_close(out, exp, rtol=rtol, atol=atol, msg=msg)
+
+
+def check_grad(fn, specs, *, device="cpu", kwargs=None, name=None, seed=0, eps=1e-6, atol=1e-5, rtol=1e-3) -> None:
+    """gradcheck of ``fn`` in float64 on ``device`` (skipped when the backend lacks float64)."""
+    kwargs = kwargs or {}
+    if not supports(device, ember.float64):
+        return
+    tensors, _ = reference_inputs(specs, ember.float64, device, "contiguous", seed, requires_grad=True)
+
+    def f(*xs):
+        return fn(*xs, **kwargs)
+    try:
+        ember.autograd.gradcheck(f, tuple(tensors), eps=eps, atol=atol, rtol=rtol)
+    except ember.autograd.GradcheckError as e:
+        raise AssertionError(f"gradcheck failed for {name or fn} on {device}:\n{e}\nrepro:\n"
+                             f"{repro('ember.' + str(name), tensors, device)}") from None
+
+
+class BackendCase:
+    """Declarative description of an op test (the suite's op table holds these)."""
+
+    def __init__(self, name, fn, ref, specs, *, dtypes=(ember.float32, ember.float64), grad=False, kwargs=None,
+                 rtol=None, atol=None, layouts_=None, group=""):
+        self.name, self.fn, self.ref, self.specs = name, fn, ref, specs
+        self.dtypes, self.grad, self.kwargs = dtypes, grad, kwargs or {}
+        self.rtol, self.atol, self.layouts_, self.group = rtol, atol, layouts_, group
+
+    def run(self, device):
+        check_op(self.fn, self.ref, self.specs, device=device, dtypes=self.dtypes, layouts_=self.layouts_,
+                 rtol=self.rtol, atol=self.atol, grad=self.grad, name=self.name, kwargs=self.kwargs)
+
+    def __repr__(self):
+        return f"BackendCase({self.name})"

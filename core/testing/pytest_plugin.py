@@ -1,0 +1,155 @@
+"""The pytest plugin of ember's conformance suite (entry point ``pytest11: ember``).
+
+* ``--ember-backend NAME`` (repeatable, or comma-separated) selects the backends the suite and
+  any test using the ``device`` fixture run on; by default every installed, available backend.
+  A test module may pin its own list with a module attribute ``ember_backends = [...]``.
+* ``device`` is parametrized per selected backend (ids are backend names) and yields the
+  backend's default device (``cpu``, ``opencl:0``, ``cuda:0``).
+* A backend's ``known_failures`` (test-id substring -> reason) mark tests as expected failures.
+* At the end, for each backend the suite ran on, a table says which ops run natively, which by
+  decomposition and which are missing.
+
+The plugin is loaded wherever ember is installed; it does nothing unless a test asks for
+``device`` (or ``ember_backend``).
+"""
+from __future__ import annotations
+
+import pytest
+
+_used_backends: dict = {}  # backend name -> its coverage table, taken when first used
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("ember")
+    group.addoption("--ember-backend", action="append", default=[], metavar="NAME",
+                    help="backend(s) to run ember's device tests on (default: every available backend)")
+    group.addoption("--ember-coverage-table", action="store_true", default=False,
+                    help="always print the native/decomposed/missing op table")
+
+
+def _selected(config) -> list:
+    from ember import _plugins
+    names = []
+    for v in config.getoption("--ember-backend") or []:
+        names.extend(n.strip() for n in v.split(",") if n.strip())
+    if names:
+        return names
+    _plugins.load()
+    out = []
+    for t, specs in sorted(_plugins._by_type.items()):
+        spec = specs[0]
+        try:
+            be = _plugins.backend_for(t)
+            if be.availability()[0]:
+                out.append(spec.name)
+        except RuntimeError:
+            continue
+    return out
+
+
+def _device_for_backend(name: str):
+    import ember
+    from ember import _plugins
+    _plugins.load()
+    spec = _plugins.backends.get(name)
+    if spec is None:
+        known = ", ".join(sorted(_plugins.backends)) or "none"
+        pytest.fail(f"--ember-backend {name}: no such backend (installed: {known})", pytrace=False)
+    be = _plugins.backend_for(spec.device_type)
+    if be is not spec.instance:
+        pytest.fail(f"backend {name} is shadowed by {be.name} for device type {spec.device_type}", pytrace=False)
+    ok, reason = be.availability()
+    if not ok:
+        pytest.skip(f"backend {name} unavailable: {reason}")
+    return ember.device(spec.device_type if spec.device_type == "cpu" else f"{spec.device_type}:0")
+
+
+def pytest_generate_tests(metafunc):
+    if "device" in metafunc.fixturenames or "ember_backend" in metafunc.fixturenames:
+        pinned = getattr(metafunc.module, "ember_backends", None)
+        names = list(pinned) if pinned is not None else _selected(metafunc.config)
+        if not names:
+            names = ["<none>"]
+        argname = "ember_backend"
+        if argname in metafunc.fixturenames or "device" in metafunc.fixturenames:
+            metafunc.parametrize(argname, names, ids=names, scope="function", indirect=True)
+
+
+@pytest.fixture
+def ember_backend(request):
+    """The name of the backend under test (parametrized; see ``--ember-backend``)."""
+    name = request.param
+    if name == "<none>":
+        pytest.skip("no ember backend is installed and available")
+    return name
+
+
+@pytest.fixture
+def device(ember_backend):
+    """The default device of the backend under test."""
+    d = _device_for_backend(ember_backend)
+    if ember_backend not in _used_backends:
+        _used_backends[ember_backend] = coverage_table(ember_backend)
+    return d
+
+
+def pytest_collection_modifyitems(config, items):
+    try:
+        from ember import _plugins
+    except ImportError:  # pragma: no cover
+        return
+    for item in items:
+        cs = getattr(item, "callspec", None)
+        if cs is None or "ember_backend" not in cs.params:
+            continue
+        spec = _plugins.backends.get(cs.params["ember_backend"])
+        if spec is None:
+            continue
+        try:
+            be = _plugins.backend_for(spec.device_type)
+        except RuntimeError:
+            continue
+        for pattern, reason in getattr(be, "known_failures", {}).items():
+            if pattern in item.nodeid:
+                item.add_marker(pytest.mark.xfail(reason=f"known failure on {spec.name}: {reason}", strict=False))
+
+
+def coverage_table(backend_name: str) -> str:
+    """Which registered ops run natively on a backend, which by decomposition, which not at all."""
+    from ember import _plugins
+    from ember.ops import OPS
+    from ember.ops.primitives import PRIMITIVES
+    spec = _plugins.backends[backend_name]
+    be = _plugins.backend_for(spec.device_type)
+    native, decomposed, missing, core = [], [], [], []
+    for name, op in sorted(OPS.items()):
+        if op.group == "view":
+            core.append(name)  # metadata-only, done by the core for every backend
+        elif name in be.kernels:
+            native.append(name)
+        elif op.decomposition is not None:
+            decomposed.append(name)
+        else:
+            missing.append(name)
+    prim_missing = [p for p in PRIMITIVES if p not in be.kernels]
+    lines = [f"ember op coverage on backend '{backend_name}' (device type '{spec.device_type}'): "
+             f"{len(native)} native, {len(decomposed)} decomposed, {len(missing)} missing"]
+    lines.append(f"  native:     {', '.join(native)}")
+    lines.append(f"  decomposed: {', '.join(decomposed)}")
+    lines.append(f"  missing:    {', '.join(missing) or '-'}")
+    lines.append(f"  views (in the core, for every backend): {', '.join(core)}")
+    if prim_missing:
+        lines.append(f"  PRIMITIVES MISSING (the backend contract requires them): {', '.join(prim_missing)}")
+    return "\n".join(lines)
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    show = config.getoption("--ember-coverage-table")
+    if not _used_backends and not show:
+        return
+    terminalreporter.section("ember backend coverage")
+    for name in sorted(_used_backends) or _selected(config):
+        try:
+            terminalreporter.write_line(_used_backends.get(name) or coverage_table(name))
+        except Exception as e:  # the table must never hide the test results
+            terminalreporter.write_line(f"{name}: coverage table unavailable ({e})")
