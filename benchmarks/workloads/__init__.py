@@ -1,0 +1,1 @@
+"""Workload modules; each is imported by the runner and registers with @workload."""
