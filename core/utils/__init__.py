@@ -1,0 +1,1 @@
+"""``ember.utils``: data loading (``ember.utils.data``) and other utilities."""
