@@ -161,6 +161,9 @@ class Tensor:
     # -- autograd attributes ----------------------------------------------------------------
     @property
     def requires_grad(self) -> bool:
+        if self._base is not None and not self._requires_grad:
+            from .autograd.graph import view_requires_grad
+            return view_requires_grad(self)
         return self._requires_grad
 
     @requires_grad.setter
@@ -224,18 +227,25 @@ class Tensor:
 
     def retain_grad(self) -> None:
         """Keep ``.grad`` for this non-leaf tensor during backward."""
-        if not self._requires_grad:
+        if not self.requires_grad:
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
-        if self.is_leaf:
+        if self.is_leaf or self._retains_grad:
             return
+        import weakref
+        fn = self.grad_fn
+        if fn._retain is None:
+            fn._retain = {}
+        fn._retain[self._output_nr] = weakref.ref(self)
         self._retains_grad = True
 
     def register_hook(self, hook):
         """Call ``hook(grad)`` when the gradient of this tensor is computed; it may return a
         replacement gradient. Returns a handle with ``remove()``."""
-        if not self._requires_grad:
+        if not self.requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         from .autograd.graph import RemovableHandle
+        if not self.is_leaf:  # runs on the gradient flowing into this output of its grad_fn
+            return self.grad_fn._add_tensor_hook(self._output_nr, hook)
         if self._hooks is None:
             self._hooks = {}
         handle = RemovableHandle(self._hooks)

@@ -19,13 +19,10 @@ class RemovableHandle:
 
     def __init__(self, hooks_dict: dict):
         self.id = next(RemovableHandle._ids)
-        self._ref = weakref.ref(hooks_dict) if not isinstance(hooks_dict, weakref.ref) else hooks_dict
-        self._strong = hooks_dict  # dicts can't be weakly referenced; keep it
+        self._hooks = hooks_dict
 
     def remove(self) -> None:
-        d = self._strong
-        if d is not None:
-            d.pop(self.id, None)
+        self._hooks.pop(self.id, None)
 
     def __enter__(self):
         return self

@@ -239,14 +239,15 @@ def _strip(args, inputs, keep):
     """Replace the inputs the formula does not need by their metadata (other tensor arguments,
     such as a condition or an index, are kept)."""
     drop = {id(t) for t in inputs} - {id(t) for t in keep}
+    return tuple(_strip_one(a, drop) for a in args)
 
-    def f(a):
-        if isinstance(a, Tensor):
-            return TensorMeta(a) if id(a) in drop else a
-        if isinstance(a, (list, tuple)) and a and isinstance(a[0], Tensor):
-            return type(a)(f(x) for x in a)
-        return a
-    return tuple(f(a) for a in args)
+
+def _strip_one(a, drop):
+    if isinstance(a, Tensor):
+        return TensorMeta(a) if id(a) in drop else a
+    if isinstance(a, (list, tuple)) and a and isinstance(a[0], Tensor):
+        return type(a)(_strip_one(x, drop) for x in a)
+    return a
 
 
 # -- in-place ops -----------------------------------------------------------------------------
