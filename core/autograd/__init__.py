@@ -19,6 +19,13 @@ __all__ = ["Function", "FunctionCtx", "backward", "grad", "no_grad", "enable_gra
            "is_anomaly_enabled", "once_differentiable", "Node", "GradcheckError"]
 
 
+def Variable(data, requires_grad: bool = False, volatile: bool = False):
+    """Legacy ``torch.autograd.Variable``: returns ``data`` itself (tensors carry autograd)."""
+    if requires_grad:
+        data.requires_grad_(True)
+    return data
+
+
 class detect_anomaly:
     """Record the forward stack of every node and check backward results for NaN inside the
     block; an error in backward then shows the forward call that made the failing node."""

@@ -31,19 +31,21 @@ def _numerical(func, inputs, i, eps):
     x = inputs[i]
     n = x.numel()
     cols = []
-    with _no_grad():
-        for j in range(n):
+    for j in range(n):
+        with _no_grad():
             e = ops.zeros(x.numel(), dtype=x.dtype, device=x.device)
             e[j] = eps
             e = e.reshape(x.shape)
-            plus = list(inputs)
-            minus = list(inputs)
-            plus[i] = x.detach() + e
-            minus[i] = x.detach() - e
-            fp = _outputs(func, plus)
-            fm = _outputs(func, minus)
-            cols.append([((a.detach().to(x.dtype) - b.detach().to(x.dtype)) / (2 * eps)).reshape(-1)
-                         if a.is_floating_point() else None for a, b in zip(fp, fm)])
+            xp = (x.detach() + e).requires_grad_(x.requires_grad)
+            xm = (x.detach() - e).requires_grad_(x.requires_grad)
+        plus = list(inputs)
+        minus = list(inputs)
+        plus[i], minus[i] = xp, xm
+        # func runs in the caller's grad mode: it may itself differentiate (gradgradcheck)
+        fp = _outputs(func, plus)
+        fm = _outputs(func, minus)
+        cols.append([((a.detach().to(x.dtype) - b.detach().to(x.dtype)) / (2 * eps)).reshape(-1)
+                     if a.is_floating_point() else None for a, b in zip(fp, fm)])
     return cols  # cols[j][k]: d out_k / d x_j (flattened over out_k)
 
 
