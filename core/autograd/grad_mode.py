@@ -32,8 +32,10 @@ class _DecoratorContextManager:
         return type(self)()
 
 
-class no_grad(_DecoratorContextManager):
-    """Disable gradient recording inside the block (or function)."""
+class _SetMode(_DecoratorContextManager):
+    """Sets grad mode to ``_mode`` inside the block; usable as ``@cls()`` and as bare ``@cls``."""
+
+    _mode = True
 
     def __new__(cls, func=None):
         self = super().__new__(cls)
@@ -46,7 +48,7 @@ class no_grad(_DecoratorContextManager):
 
     def __enter__(self):
         self.prev = _grad.enabled
-        _grad.enabled = False
+        _grad.enabled = self._mode
         return None
 
     def __exit__(self, *exc):
@@ -54,26 +56,16 @@ class no_grad(_DecoratorContextManager):
         return False
 
 
-class enable_grad(_DecoratorContextManager):
+class no_grad(_SetMode):
+    """Disable gradient recording inside the block (or function)."""
+
+    _mode = False
+
+
+class enable_grad(_SetMode):
     """Enable gradient recording inside the block (even under no_grad)."""
 
-    def __new__(cls, func=None):
-        self = super().__new__(cls)
-        if func is not None and callable(func):
-            return self(func)
-        return self
-
-    def __init__(self, func=None):
-        self.prev = True
-
-    def __enter__(self):
-        self.prev = _grad.enabled
-        _grad.enabled = True
-        return None
-
-    def __exit__(self, *exc):
-        _grad.enabled = self.prev
-        return False
+    _mode = True
 
 
 class set_grad_enabled(_DecoratorContextManager):
