@@ -11,6 +11,7 @@ from . import copy as _copy_mod
 from . import elementwise as _elementwise
 from . import indexing as _indexing
 from . import linalg as _linalg
+from . import nn as _nn
 from . import primitives
 from . import reduction as _reduction
 from . import shape as _shape
@@ -37,7 +38,7 @@ def _public(mod) -> dict:
 
 
 _exports: dict = {}
-for _m in (_copy_mod, _elementwise, _reduction, _linalg, _shape, _indexing, _views):
+for _m in (_copy_mod, _elementwise, _reduction, _linalg, _shape, _indexing, _views, _nn):
     _exports.update(_public(_m))
 for _n in _FACTORY_NAMES:
     _exports[_n] = getattr(_factory, _n)
