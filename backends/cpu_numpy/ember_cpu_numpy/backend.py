@@ -590,10 +590,13 @@ class NumpyGenerator:
         self.rng = np.random.Generator(bg)
 
 
+from .optim_kernels import KERNELS as _OPTIM_KERNELS  # noqa: E402  (fused optimizer updates; they use nd())
+
+
 class NumpyBackend(Backend):
     """Device ``cpu``: numpy arrays in host memory."""
 
-    KERNELS = make_kernels(np)
+    KERNELS = {**make_kernels(np), **_OPTIM_KERNELS}
     out_kernels = OUT_KERNELS
     dtypes = frozenset(d.name for d in D.ALL_DTYPES)
 
