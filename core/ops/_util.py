@@ -9,6 +9,23 @@ from .._tensor import Tensor, _wrap_dim
 _SCALARS = (int, float, bool)
 
 
+class IndexOutOfRangeError(IndexError, RuntimeError):
+    """An index outside its dimension. PyTorch raises ``RuntimeError`` from the index-reading
+    ops (gather, scatter, index_select...) and ``IndexError`` from ``x[i]``; ember raises this
+    one class from all of them, so either ``except`` clause catches it."""
+
+
+def index_error(op: str, bad: int, dim: int, size: int) -> IndexOutOfRangeError:
+    return IndexOutOfRangeError(f"{op}: index {bad} is out of bounds for dimension {dim} with size {size}")
+
+
+def dtype_not_implemented(op: str, dtype, hint: str = "") -> NotImplementedError:
+    """PyTorch's refusal of a dtype an op has no kernel for (``NotImplementedError``, which is a
+    ``RuntimeError``)."""
+    from .elementwise import _tname
+    return NotImplementedError(f"\"{op}\" not implemented for '{_tname(dtype)}'" + (f": {hint}" if hint else ""))
+
+
 def desc(t) -> str:
     """``float32[2, 3] on cpu`` for error messages."""
     if isinstance(t, Tensor):
@@ -49,7 +66,7 @@ def broadcast_all(shapes, op: str = "") -> tuple:
 
 def dims_arg(dim, ndim: int, op: str) -> tuple:
     """Normalise ``dim`` (None, int, or a sequence) to a sorted tuple of non-negative dims;
-    None means every dim."""
+    None means every dim. A 0-d tensor accepts dim 0 and -1 and has no dims to reduce: ()."""
     if dim is None:
         return tuple(range(ndim))
     if isinstance(dim, (list, tuple)):
@@ -61,8 +78,9 @@ def dims_arg(dim, ndim: int, op: str) -> tuple:
             if d in out:
                 raise RuntimeError(f"{op}: dim {d} appears multiple times in the list of dims")
             out.append(d)
-        return tuple(sorted(out))
-    return (_wrap_dim(dim, ndim, op),)
+        return tuple(sorted(out)) if ndim else ()
+    d = _wrap_dim(dim, ndim, op)
+    return (d,) if ndim else ()
 
 
 def wrap_dim(dim, ndim, op=""):

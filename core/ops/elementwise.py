@@ -112,7 +112,7 @@ def prep2(op: str, a, b, kind: int):
     if kind == FLOATOP and ct.category != _FLOAT:
         ct = D.get_default_dtype()
     elif kind == BITWISE and ct.category == _FLOAT:
-        raise RuntimeError(f"\"{op}_cpu\" not implemented for '{_tname(ct)}': {op} needs integer or bool operands")
+        raise U.dtype_not_implemented(f"{op}_cpu", ct, f"{op} needs integer or bool operands")
     if ta:
         if a._dtype is not ct:
             a = _cast(a, ct)
@@ -149,16 +149,18 @@ def _bin_grads(ctx, g, fa, fb):
 
 
 def _binary(name, kind, fa=None, fb=None, *, saves=ALL, save_output=False, decomposition=None, primitive=False,
-            doc="", inplace_ok=True):
+            doc="", inplace_ok=True, no_bool=False):
     """Register a binary op and build its front end ``f(input, other, *, out=None)`` and
-    in-place form ``f_(self, other)``."""
+    in-place form ``f_(self, other)``; ``no_bool``: refuse bool operands (as PyTorch)."""
     differentiable = fa is not None
     bw = (lambda ctx, g: _bin_grads(ctx, g, fa, fb)) if differentiable else None
     op = register_op(name, backward=bw, saves=saves, save_output=save_output, decomposition=decomposition,
                      primitive=primitive, differentiable=differentiable, group="binary", doc=doc)
 
     def fn(input, other, *, out=None):
-        a, b, dev, _ = prep2(name, input, other, kind)
+        a, b, dev, ct = prep2(name, input, other, kind)
+        if no_bool and ct is D.bool:
+            raise U.dtype_not_implemented(f"{name}_cpu", ct)
         r = dispatch(op, dev, (a, b), _inputs(a, b))
         return r if out is None else write_out(out, r, name)
 
@@ -166,6 +168,8 @@ def _binary(name, kind, fa=None, fb=None, *, saves=ALL, save_output=False, decom
         if not isinstance(self, Tensor):
             raise TypeError(f"{name}_(): self must be a Tensor")
         a, b, dev, ct = prep2(name, self, other, kind)
+        if no_bool and ct is D.bool:
+            raise U.dtype_not_implemented(f"{name}_cpu", ct)
         rdt = D.bool if kind in (CMP, LOGICAL) else ct
         if kind in (CMP, LOGICAL):
             r = dispatch(op, dev, (a, b), _inputs(a, b))
@@ -202,42 +206,65 @@ _DIV, _true_div, _true_div_ = _binary(
     doc="``input / other`` (true division; ``rounding_mode`` 'trunc' or 'floor' rounds)")
 
 
+def _is_bool(x) -> bool:
+    return x._dtype is D.bool if isinstance(x, Tensor) else isinstance(x, bool)
+
+
 def _check_bool_sub(a, b):
-    if isinstance(a, Tensor) and a._dtype is D.bool and (not isinstance(b, Tensor) or b._dtype is D.bool) and \
-            (isinstance(b, Tensor) or isinstance(b, bool)):
+    ba, bb = _is_bool(a), _is_bool(b)
+    if ba and bb:
         raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
                            "`logical_xor()` operator instead.")
+    if ba or bb:
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to "
+                           "invert a mask, use the `~` or `logical_not()` operator instead.")
+
+
+def _scaled_other(input, other, alpha, op):
+    """``alpha * other`` for add/sub, with PyTorch's checks on ``alpha``."""
+    rt = D.result_type(input, other)
+    if isinstance(alpha, bool):
+        if rt is not D.bool:
+            raise RuntimeError(f"{op}: Boolean alpha only supported for Boolean results.")
+    elif isinstance(alpha, float) and rt.category != _FLOAT:
+        raise RuntimeError(f"{op}: For integral input tensors, argument alpha must not be a floating point number.")
+    if not isinstance(other, Tensor):
+        return other * alpha
+    return mul(other, alpha)
 
 
 def add(input, other, *, alpha=1, out=None):
     """``input + alpha * other``."""
-    if alpha != 1:
-        other = mul(other, alpha)
+    if alpha != 1 or isinstance(alpha, (bool, float)):
+        other = _scaled_other(input, other, alpha, "add")
     return _add(input, other, out=out)
 
 
 def add_(self, other, *, alpha=1):
-    if alpha != 1:
-        other = mul(other, alpha)
+    """In-place ``self += alpha * other``."""
+    if alpha != 1 or isinstance(alpha, (bool, float)):
+        other = _scaled_other(self, other, alpha, "add_")
     return add_inplace(self, other)
 
 
 def sub(input, other, *, alpha=1, out=None):
     """``input - alpha * other``."""
     _check_bool_sub(input, other)
-    if alpha != 1:
-        other = mul(other, alpha)
+    if alpha != 1 or isinstance(alpha, (bool, float)):
+        other = _scaled_other(input, other, alpha, "sub")
     return _sub(input, other, out=out)
 
 
 def sub_(self, other, *, alpha=1):
+    """In-place ``self -= alpha * other``."""
     _check_bool_sub(self, other)
-    if alpha != 1:
-        other = mul(other, alpha)
+    if alpha != 1 or isinstance(alpha, (bool, float)):
+        other = _scaled_other(self, other, alpha, "sub_")
     return sub_inplace(self, other)
 
 
-subtract = sub
+subtract, subtract_ = sub, sub_
+multiply, multiply_ = mul, mul_
 
 
 def rsub(input, other, *, alpha=1):
@@ -262,21 +289,33 @@ def div(input, other, *, rounding_mode=None, out=None):
         return r if out is None else write_out(out, r, "div")
     if rounding_mode == "floor":
         return floor_divide(input, other, out=out)
-    raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'")
+    raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'")
 
 
 def div_(self, other, *, rounding_mode=None):
+    """In-place division (see :func:`div`)."""
     if rounding_mode is None:
         return _true_div_(self, other)
-    from .copy import copy_
-    r = div(self, other, rounding_mode=rounding_mode)
+    return write_back(self, div(self, other, rounding_mode=rounding_mode), "div_")
+
+
+def write_back(self: Tensor, r: Tensor, op: str) -> Tensor:
+    """Store the out-of-place result ``r`` of an in-place composite into ``self``, refusing what
+    PyTorch refuses: a result dtype that can't be cast to self's, or a shape self can't hold."""
+    if not isinstance(self, Tensor):
+        raise TypeError(f"{op}(): self must be a Tensor, not {type(self).__name__}")
     if not D.can_cast(r._dtype, self._dtype):
-        raise RuntimeError(f"result type {_tname(r._dtype)} can't be cast to the desired output type {_tname(self._dtype)}")
+        raise RuntimeError(f"{op}: result type {_tname(r._dtype)} can't be cast to the desired output type "
+                           f"{_tname(self._dtype)}")
+    if r._shape != self._shape and U.broadcast_shapes(self._shape, r._shape, op) != self._shape:
+        raise RuntimeError(f"{op}: output with shape {list(self._shape)} doesn't match the broadcast shape "
+                           f"{list(U.broadcast_shapes(self._shape, r._shape, op))}")
+    from .copy import copy_
     return copy_(self, r)
 
 
-divide = div
-true_divide = _true_div
+divide, divide_ = div, div_
+true_divide, true_divide_ = _true_div, _true_div_
 
 
 def _floor_div_decomp(a, b):
@@ -303,20 +342,20 @@ _FLOOR_DIV = register_op("floor_divide", decomposition=_floor_div_decomp, differ
 
 def floor_divide(input, other, *, out=None):
     """Division rounded toward negative infinity (python's ``//``)."""
-    a, b, dev, _ = prep2("floor_divide", input, other, ARITH)
-    if isinstance(a, Tensor) and a._dtype is D.bool or (not isinstance(a, Tensor) and b._dtype is D.bool):
-        raise RuntimeError("\"div_floor_cpu\" not implemented for 'Bool'")
+    a, b, dev, ct = prep2("floor_divide", input, other, ARITH)
+    if ct is D.bool:
+        raise U.dtype_not_implemented("div_floor_cpu", ct)
     r = dispatch(_FLOOR_DIV, dev, (a, b), _inputs(a, b))
     return r if out is None else write_out(out, r, "floor_divide")
 
 
 def floor_divide_(self, other):
-    from .copy import copy_
-    return copy_(self, floor_divide(self, other))
+    """In-place :func:`floor_divide`."""
+    return write_back(self, floor_divide(self, other), "floor_divide_")
 
 
 _FMOD, fmod, fmod_ = _binary("fmod", ARITH, lambda g, a, b: g, lambda g, a, b: -g * trunc(a / b), primitive=True,
-                             doc="C's fmod: remainder with the sign of the dividend")
+                             doc="C's fmod: remainder with the sign of the dividend", no_bool=True)
 
 
 def _remainder_decomp(a, b):
@@ -327,7 +366,8 @@ def _remainder_decomp(a, b):
 
 _REMAINDER, remainder, remainder_ = _binary(
     "remainder", ARITH, lambda g, a, b: g, lambda g, a, b: -g * floor_divide(a, b), decomposition=_remainder_decomp,
-    doc="python's ``%``: remainder with the sign of the divisor")
+    doc="python's ``%``: remainder with the sign of the divisor", no_bool=True)
+
 
 
 def _max_a(g, a, b):
@@ -367,7 +407,7 @@ def _atan2_b(g, a, b):
 
 
 _ATAN2, atan2, atan2_ = _binary("atan2", FLOATOP, _atan2_a, _atan2_b, primitive=True, doc="atan(input / other) by quadrant")
-arctan2 = atan2
+arctan2, arctan2_ = atan2, atan2_
 
 
 def _hypot_decomp(a, b):
@@ -396,36 +436,78 @@ def _pow_b(g, a, b):
 _POW = register_op("pow", primitive=True, group="binary", backward=lambda ctx, g: _bin_grads(ctx, g, _pow_a, _pow_b))
 
 
+def _int_pow(a, b, dev):
+    """Integer ``a ** b`` where the exponent tensor ``b`` has negative entries: as PyTorch,
+    ``x ** -n`` is ``1 / x ** n`` truncated (1 for 1, +-1 for -1, 0 otherwise)."""
+    neg_e = lt(b, 0)
+    r = dispatch(_POW, dev, (a, where(neg_e, 0, b)), ())
+    sign_of_odd = where(ne(remainder(b, 2), 0), -1, 1)
+    if isinstance(a, Tensor):
+        recip = where(eq(a, 1), 1, where(eq(a, -1), sign_of_odd, 0))
+    else:
+        recip = 1 if a == 1 else (sign_of_odd if a == -1 else 0)
+    return where(neg_e, recip, r).to(r._dtype)
+
+
+
+
 def pow(input, exponent, *, out=None):
-    """``input ** exponent``; integer tensors to negative integer powers are refused."""
-    if isinstance(input, Tensor) and input._dtype.category <= _INT:
-        if isinstance(exponent, float) and not isinstance(exponent, bool):
-            input = _cast(input, D.get_default_dtype())
-        elif isinstance(exponent, int) and exponent < 0 and input._dtype is not D.bool:
-            raise RuntimeError("Integers to negative integer powers are not allowed.")
-        elif isinstance(exponent, Tensor) and exponent._dtype.category <= _INT and exponent._dtype is not D.bool:
-            if bool((exponent < 0).any()):
-                raise RuntimeError("Integers to negative integer powers are not allowed.")
-    a, b, dev, _ = prep2("pow", input, exponent, ARITH)
+    """``input ** exponent``. Integer tensors to a negative python-int power are refused (as
+    PyTorch); negative entries of an integer exponent tensor give ``1 / x ** n`` truncated."""
+    if not isinstance(input, Tensor) and not isinstance(exponent, Tensor):
+        raise TypeError(f"pow(): expected at least one Tensor argument, got {type(input).__name__} and "
+                        f"{type(exponent).__name__}")
+    a, b, dev, ct = prep2("pow", input, exponent, ARITH)
+    if ct.category <= _INT:
+        if ct is D.bool:
+            if isinstance(a, Tensor) and not isinstance(b, Tensor):  # x ** True is x, x ** False is all True
+                r = a.clone() if b else _bool_like(a, True)
+                return r if out is None else write_out(out, r, "pow")
+            raise U.dtype_not_implemented("pow", ct)
+        if not isinstance(b, Tensor):
+            if b < 0:
+                raise RuntimeError(f"pow: Integers to negative integer powers are not allowed (exponent {b} for "
+                                   f"{U.desc(a)}).")
+        elif b.numel() and bool(lt(b, 0).any().item()):
+            r = _int_pow(a, b, dev)
+            return r if out is None else write_out(out, r, "pow")
     r = dispatch(_POW, dev, (a, b), _inputs(a, b))
     return r if out is None else write_out(out, r, "pow")
 
 
 def pow_(self, exponent):
-    a, b, dev, ct = prep2("pow", self, exponent, ARITH)
-    if not D.can_cast(ct, self._dtype):
-        raise RuntimeError(f"result type {_tname(ct)} can't be cast to the desired output type {_tname(self._dtype)}")
-    if a is not self:
-        from .copy import copy_
-        return copy_(self, pow(a, b))
+    """In-place ``self **= exponent``."""
+    if not isinstance(self, Tensor):
+        raise TypeError(f"pow_(): self must be a Tensor, not {type(self).__name__}")
+    a, b, dev, ct = prep2("pow_", self, exponent, ARITH)
+    if a is not self or ct.category <= _INT:
+        return write_back(self, pow(a, b), "pow_")
+    if isinstance(b, Tensor) and b._shape != self._shape and U.broadcast_shapes(self._shape, b._shape, "pow_") != self._shape:
+        raise RuntimeError(f"pow_: output with shape {list(self._shape)} doesn't match the broadcast shape "
+                           f"{list(U.broadcast_shapes(self._shape, b._shape, 'pow_'))}")
     return inplace(_POW, self, dev, (self, b), _inputs(self, b), 0)
 
 
-def float_power(input, exponent):
+def float_power(input, exponent, *, out=None):
     """``pow`` computed in float64."""
-    x = input.to(D.float64) if isinstance(input, Tensor) else input
+    x = input.to(D.float64) if isinstance(input, Tensor) else float(input)
     e = exponent.to(D.float64) if isinstance(exponent, Tensor) else float(exponent)
-    return pow(x, e)
+    r = pow(x, e)
+    if out is not None:
+        if out._dtype is not D.float64:
+            raise RuntimeError(f"float_power: the output given to float_power has dtype {_tname(out._dtype)} but the "
+                               "operation's result requires dtype Double")
+        return write_out(out, r, "float_power")
+    return r
+
+
+def float_power_(self, exponent):
+    """In-place :func:`float_power`; ``self`` must be float64."""
+    if self._dtype is not D.float64:
+        raise RuntimeError(f"float_power_: the base given to float_power_ has dtype {_tname(self._dtype)} but the "
+                           "operation's result requires dtype Double")
+    return write_back(self, float_power(self, exponent), "float_power_")
+
 
 
 # -- comparisons, logical and bitwise --------------------------------------------------------
@@ -437,6 +519,8 @@ _LE, le, le_ = _binary("le", CMP, primitive=True, doc="``input <= other``")
 _GT, gt, gt_ = _binary("gt", CMP, primitive=True, doc="``input > other``")
 _GE, ge, ge_ = _binary("ge", CMP, primitive=True, doc="``input >= other``")
 greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
+greater_, greater_equal_, less_, less_equal_, not_equal_ = gt_, ge_, lt_, le_, ne_
+
 _LAND, logical_and, logical_and_ = _binary("logical_and", LOGICAL, primitive=True, doc="elementwise logical and")
 _LOR, logical_or, logical_or_ = _binary("logical_or", LOGICAL, primitive=True, doc="elementwise logical or")
 _LXOR, logical_xor, logical_xor_ = _binary("logical_xor", LOGICAL, primitive=True, doc="elementwise logical xor")
@@ -453,29 +537,71 @@ def bitwise_not(input, *, out=None):
     elif x._dtype.category == _INT:
         r = bitwise_xor(x, -1 if x._dtype.is_signed else D.iinfo(x._dtype).max)
     else:
-        raise RuntimeError(f"\"bitwise_not_cpu\" not implemented for '{_tname(x._dtype)}'")
+        raise U.dtype_not_implemented("bitwise_not_cpu", x._dtype)
     return r if out is None else write_out(out, r, "bitwise_not")
 
 
 def bitwise_not_(self):
-    from .copy import copy_
-    return copy_(self, bitwise_not(self))
+    """In-place :func:`bitwise_not`."""
+    return write_back(self, bitwise_not(self), "bitwise_not_")
 
 
-def _shift(input, other, left: bool):
-    a, b, dev, ct = prep2("bitwise_shift", input, other, BITWISE)
-    factor = pow(2, b) if isinstance(b, Tensor) else 2 ** b
+def _wrapped_int(v: int, dtype) -> int:
+    """``v`` reduced modulo 2**bits into ``dtype``'s range (two's complement wrap-around)."""
+    bits = dtype.itemsize * 8
+    v &= (1 << bits) - 1
+    return v - (1 << bits) if dtype.is_signed and v >= 1 << (bits - 1) else v
+
+
+def _shift(name, input, other, left: bool):
+    a, b, dev, ct = prep2(name, input, other, BITWISE)
+    if ct is D.bool:
+        raise U.dtype_not_implemented(("lshift" if left else "rshift") + "_cpu", ct)
+    if not isinstance(a, Tensor):
+        from .. import _factory
+        a = _factory.full((), a, dtype=ct, device=dev)
+    bits = ct.itemsize * 8
+    # shifts are multiplications/floor divisions by powers of two, wrapping as C's shifts do; a
+    # count outside [0, bits) gives 0 (left) or the sign, 0 or -1 (right), as PyTorch
+    sign_fill = where(lt(a, 0), -1, 0).to(ct) if ct.is_signed else mul(a, 0)
+    limit = bits - 2 if ct.is_signed else bits - 1  # the largest power of two ct holds
+    if not isinstance(b, Tensor):
+        if b < 0 or b >= bits:
+            return mul(a, 0) if left else sign_fill
+        if left:
+            return mul(a, _wrapped_int(1 << b, ct))
+        return floor_divide(a, 1 << b) if b <= limit else sign_fill
+    big = logical_or(lt(b, 0), ge(b, bits))
     if left:
-        return mul(a, factor)
-    return floor_divide(a, factor)
+        # 2 ** b computed in ct wraps exactly as the shifted-out bits do
+        return where(big, 0, mul(a, pow(2, where(big, 0, b))))
+    far = logical_or(big, gt(b, limit))
+    q = floor_divide(a, pow(2, where(far, 0, b)))
+    return where(far, sign_fill, q)
 
 
-def bitwise_left_shift(input, other):
-    return _shift(input, other, True)
+
+def bitwise_left_shift(input, other, *, out=None):
+    """``input << other`` (integers; bits shifted out are lost)."""
+    r = _shift("bitwise_left_shift", input, other, True)
+    return r if out is None else write_out(out, r, "bitwise_left_shift")
 
 
-def bitwise_right_shift(input, other):
-    return _shift(input, other, False)
+def bitwise_right_shift(input, other, *, out=None):
+    """``input >> other``: arithmetic shift (rounds toward negative infinity)."""
+    r = _shift("bitwise_right_shift", input, other, False)
+    return r if out is None else write_out(out, r, "bitwise_right_shift")
+
+
+def bitwise_left_shift_(self, other):
+    """In-place :func:`bitwise_left_shift`."""
+    return write_back(self, bitwise_left_shift(self, other), "bitwise_left_shift_")
+
+
+def bitwise_right_shift_(self, other):
+    """In-place :func:`bitwise_right_shift`."""
+    return write_back(self, bitwise_right_shift(self, other), "bitwise_right_shift_")
+
 
 
 # -- unary -----------------------------------------------------------------------------------
@@ -483,13 +609,22 @@ def bitwise_right_shift(input, other):
 SAME, FLOATU, BOOLU, ROUNDU = range(4)
 
 
-def _unary(name, kind, backward=None, *, saves=ALL, save_output=False, decomposition=None, primitive=False, doc=""):
+_NO_BOOL = frozenset({D.bool})
+_NO_INT = frozenset({D.bool, D.uint8, D.int8, D.int16, D.int32, D.int64})
+
+
+def _unary(name, kind, backward=None, *, saves=ALL, save_output=False, decomposition=None, primitive=False, doc="",
+           refuse=frozenset()):
+    """Register a unary op and build ``f(input, *, out=None)`` and ``f_(self)``; dtypes in
+    ``refuse`` raise NotImplementedError (as PyTorch)."""
     op = register_op(name, backward=backward, saves=saves, save_output=save_output, decomposition=decomposition,
                      primitive=primitive, group="unary", doc=doc,
                      differentiable=backward is not None)
 
     def fn(input, *, out=None):
         x = input if isinstance(input, Tensor) else _tensor_arg(input, name)
+        if refuse and x._dtype in refuse:
+            raise U.dtype_not_implemented(f"{name}_cpu", x._dtype)
         if kind == FLOATU:
             if x._dtype.category != _FLOAT:
                 x = _cast(x, D.get_default_dtype())
@@ -502,6 +637,8 @@ def _unary(name, kind, backward=None, *, saves=ALL, save_output=False, decomposi
 
     def fn_(self):
         x = _tensor_arg(self, name + "_")
+        if refuse and x._dtype in refuse:
+            raise U.dtype_not_implemented(f"{name}_cpu", x._dtype)
         if kind == FLOATU and x._dtype.category != _FLOAT:
             raise RuntimeError(f"result type Float can't be cast to the desired output type {_tname(x._dtype)}")
         if kind == ROUNDU and x._dtype.category != _FLOAT:
@@ -514,6 +651,7 @@ def _unary(name, kind, backward=None, *, saves=ALL, save_output=False, decomposi
     fn.__name__ = name
     fn_.__name__ = name + "_"
     fn.__doc__ = doc
+    fn_.__doc__ = f"In-place :func:`{name}`."
     return op, fn, fn_
 
 
@@ -545,10 +683,28 @@ def neg_(self):
 
 
 negative, negative_ = neg, neg_
-_ABS, abs, abs_ = _unary("abs", SAME, lambda ctx, g: (g * sign(_x(ctx)),), primitive=True, doc="absolute value")
-absolute = abs
-_SIGN, sign, sign_ = _unary("sign", SAME, _zero_grad, saves=(), primitive=True, doc="-1, 0 or 1 by the sign")
-sgn = sign
+_ABS, abs, abs_ = _unary("abs", SAME, lambda ctx, g: (g * sign(_x(ctx)),), primitive=True, doc="absolute value",
+                         refuse=_NO_BOOL)
+absolute, absolute_ = abs, abs_
+_SIGN, _sign, _sign_ = _unary("sign", SAME, _zero_grad, saves=(), primitive=True, doc="-1, 0 or 1 by the sign")
+
+
+def sign(input, *, out=None):
+    """-1, 0 or 1 by the sign (bool stays bool). NaN gives NaN: PyTorch returns 0 for NaN, which
+    hides it; ember keeps it visible."""
+    x = _tensor_arg(input, "sign")
+    if x._dtype is D.bool:
+        r = x.clone()
+        return r if out is None else write_out(out, r, "sign")
+    return _sign(x, out=out)
+
+
+def sign_(self):
+    """In-place :func:`sign`."""
+    return self if _tensor_arg(self, "sign_")._dtype is D.bool else _sign_(self)
+
+
+sgn, sgn_ = sign, sign_
 _EXP, exp, exp_ = _unary("exp", FLOATU, lambda ctx, g: (g * ctx.out,), saves=(), save_output=True, primitive=True, doc="e^x")
 _LOG, log, log_ = _unary("log", FLOATU, lambda ctx, g: (g / _x(ctx),), primitive=True, doc="natural logarithm")
 _SIN, sin, sin_ = _unary("sin", FLOATU, lambda ctx, g: (g * cos(_x(ctx)),), primitive=True, doc="sine")
@@ -559,10 +715,12 @@ _SQRT, sqrt, sqrt_ = _unary("sqrt", FLOATU, lambda ctx, g: (g / (2 * ctx.out),),
                             primitive=True, doc="square root")
 _ERF, erf, erf_ = _unary("erf", FLOATU, lambda ctx, g: (g * (2 / math.sqrt(math.pi)) * exp(-_x(ctx) * _x(ctx)),),
                          primitive=True, doc="error function")
-_FLOOR, floor, floor_ = _unary("floor", ROUNDU, _zero_grad, saves=(), primitive=True, doc="round down")
-_CEIL, ceil, ceil_ = _unary("ceil", ROUNDU, _zero_grad, saves=(), primitive=True, doc="round up")
-_ROUND, _round, _round_ = _unary("round", ROUNDU, _zero_grad, saves=(), primitive=True, doc="round half to even")
-_TRUNC, trunc, trunc_ = _unary("trunc", ROUNDU, _zero_grad, saves=(), primitive=True, doc="round toward zero")
+_FLOOR, floor, floor_ = _unary("floor", ROUNDU, _zero_grad, saves=(), primitive=True, doc="round down", refuse=_NO_BOOL)
+_CEIL, ceil, ceil_ = _unary("ceil", ROUNDU, _zero_grad, saves=(), primitive=True, doc="round up", refuse=_NO_BOOL)
+_ROUND, _round, _round_ = _unary("round", ROUNDU, _zero_grad, saves=(), primitive=True, doc="round half to even",
+                                 refuse=_NO_BOOL)
+_TRUNC, trunc, trunc_ = _unary("trunc", ROUNDU, _zero_grad, saves=(), primitive=True, doc="round toward zero",
+                               refuse=_NO_BOOL)
 fix, fix_ = trunc, trunc_
 _LNOT, logical_not, logical_not_ = _unary("logical_not", BOOLU, primitive=True, doc="elementwise logical not")
 
@@ -573,17 +731,17 @@ def round(input, *, decimals: int = 0, out=None):
         return _round(input, out=out)
     x = _tensor_arg(input, "round")
     if x._dtype.category != _FLOAT:
-        return _round(x, out=out)
+        raise U.dtype_not_implemented("round_cpu", x._dtype, "round(decimals=...) needs a floating tensor")
     s = 10.0 ** decimals
     r = _true_div(_round(mul(x, s)), s) if decimals > 0 else mul(_round(_true_div(x, 10.0 ** -decimals)), 10.0 ** -decimals)
     return r if out is None else write_out(out, r, "round")
 
 
 def round_(self, *, decimals: int = 0):
+    """In-place :func:`round`."""
     if decimals == 0:
         return _round_(self)
-    from .copy import copy_
-    return copy_(self, round(self, decimals=decimals))
+    return write_back(self, round(self, decimals=decimals), "round_")
 
 
 def _u(name, fn_decomp, backward, **kw):
@@ -628,6 +786,7 @@ _ACOSH, acosh, acosh_ = _u("acosh", lambda x: log(add(x, sqrt(sub(mul(x, x), 1.0
 _ATANH, atanh, atanh_ = _u("atanh", lambda x: mul(log(_true_div(add(x, 1.0), sub(1.0, x))), 0.5),
                            lambda ctx, g: (g / (1 - _x(ctx) * _x(ctx)),), doc="inverse hyperbolic tangent")
 arcsin, arccos, arctan, arcsinh, arccosh, arctanh = asin, acos, atan, asinh, acosh, atanh
+arcsin_, arccos_, arctan_, arcsinh_, arccosh_, arctanh_ = asin_, acos_, atan_, asinh_, acosh_, atanh_
 _SIGMOID, sigmoid, sigmoid_ = _u("sigmoid", lambda x: _true_div(1.0, add(exp(neg(x)), 1.0)),
                                  lambda ctx, g: (g * ctx.out * (1 - ctx.out),), saves=(), save_output=True,
                                  doc="1 / (1 + e^-x)")
@@ -668,8 +827,8 @@ def _frac_decomp(x):
     return sub(x, trunc(x))
 
 
-_FRAC, frac, frac_ = _unary("frac", FLOATU, lambda ctx, g: (g,), saves=(), decomposition=_frac_decomp,
-                            doc="fractional part, x - trunc(x)")
+_FRAC, frac, frac_ = _unary("frac", ROUNDU, lambda ctx, g: (g,), saves=(), decomposition=_frac_decomp,
+                            doc="fractional part, x - trunc(x)", refuse=_NO_INT)
 
 
 def _recip_decomp(x):
@@ -684,20 +843,47 @@ def _square_decomp(x):
     return mul(x, x)
 
 
-_SQUARE, square, _square_ = _unary("square", SAME, lambda ctx, g: (g * 2 * _x(ctx),), decomposition=_square_decomp,
-                                   doc="x * x")
+_SQUARE, _square, _square_ = _unary("square", SAME, lambda ctx, g: (g * 2 * _x(ctx),), decomposition=_square_decomp,
+                                    doc="x * x")
+
+
+def square(input, *, out=None):
+    """``x * x`` (bool squares as int64, as ``pow(x, 2)`` does)."""
+    x = _tensor_arg(input, "square")
+    return _square(_cast(x, D.int64) if x._dtype is D.bool else x, out=out)
 
 
 def square_(self):
-    return mul_(self, self)
+    """In-place :func:`square`."""
+    if _tensor_arg(self, "square_")._dtype is D.bool:
+        raise RuntimeError("square_: result type Long can't be cast to the desired output type Bool")
+    return _square_(self)
 
 
 def _relu_decomp(x):
     return maximum(x, 0 if x._dtype.category != _FLOAT else 0.0)
 
 
-_RELU, relu, relu_ = _unary("relu", SAME, lambda ctx, g: (g * (ctx.out > 0),), saves=(), save_output=True,
-                            decomposition=_relu_decomp, doc="max(x, 0)")
+_RELU, _relu, _relu_ = _unary("relu", SAME, lambda ctx, g: (g * (ctx.out > 0),), saves=(), save_output=True,
+                              decomposition=_relu_decomp, doc="max(x, 0)")
+
+
+def _check_relu(x):
+    if _tensor_arg(x, "relu")._dtype is D.bool:
+        raise RuntimeError(f"relu: Boolean inputs not supported for relu ({U.desc(x)})")
+
+
+def relu(input, *, out=None):
+    """``max(x, 0)``."""
+    _check_relu(input)
+    return _relu(input, out=out)
+
+
+def relu_(self):
+    """In-place :func:`relu`."""
+    _check_relu(self)
+    return _relu_(self)
+
 
 
 def logit(input, eps=None, *, out=None):
@@ -711,12 +897,32 @@ def logit(input, eps=None, *, out=None):
     return r if out is None else write_out(out, r, "logit")
 
 
-def deg2rad(input):
-    return mul(_float(input), math.pi / 180.0)
+def logit_(self, eps=None):
+    """In-place :func:`logit`."""
+    return write_back(self, logit(self, eps), "logit_")
 
 
-def rad2deg(input):
-    return mul(_float(input), 180.0 / math.pi)
+def deg2rad(input, *, out=None):
+    """Degrees to radians."""
+    r = mul(_float(input), math.pi / 180.0)
+    return r if out is None else write_out(out, r, "deg2rad")
+
+
+def rad2deg(input, *, out=None):
+    """Radians to degrees."""
+    r = mul(_float(input), 180.0 / math.pi)
+    return r if out is None else write_out(out, r, "rad2deg")
+
+
+def deg2rad_(self):
+    """In-place :func:`deg2rad`."""
+    return write_back(self, deg2rad(self), "deg2rad_")
+
+
+def rad2deg_(self):
+    """In-place :func:`rad2deg`."""
+    return write_back(self, rad2deg(self), "rad2deg_")
+
 
 
 def _float(x):
@@ -776,8 +982,14 @@ def where(condition, input=None, other=None, *, out=None):
 
 
 def _where_scalars(a, b, cond):
+    if not (U.is_scalar(a) and U.is_scalar(b)):
+        raise TypeError(f"where(): expected Tensors or numbers for input and other, got {type(a).__name__} and "
+                        f"{type(b).__name__}")
     ct = D.result_type(a, b)
-    return _scalar_value(a, ct, "where"), _scalar_value(b, ct, "where"), cond._device, ct
+    from .. import _factory
+    # a 0-d tensor carries the result dtype (a kernel given two python numbers could not know it)
+    return _factory.full((), a, dtype=ct, device=cond._device), _scalar_value(b, ct, "where"), cond._device, ct
+
 
 
 def _clamp_bw(ctx, g):
@@ -818,20 +1030,41 @@ def clamp(input, min=None, max=None, *, out=None):
     ct = D.result_type(x, *(v for v in (min, max) if v is not None))
     if ct is not x._dtype:
         x = _cast(x, ct)
-    lo = None if min is None else _scalar_value(min, ct, "clamp")
-    hi = None if max is None else _scalar_value(max, ct, "clamp")
-    r = dispatch(_CLAMP, x._device, (x, lo, hi), (x,))
+    lo, hi = _clamp_bounds(min, max, ct)
+    if lo is None and hi is None:
+        r = x.clone()
+    else:
+        r = dispatch(_CLAMP, x._device, (x, lo, hi), (x,))
     return r if out is None else write_out(out, r, "clamp")
 
 
+def _clamp_bounds(min, max, ct):
+    """Scalar bounds as values of ``ct``. For integer dtypes a bound beyond the dtype's range
+    cuts nothing (PyTorch wraps it around instead: clamp(uint8 x, min=-1) would give 255)."""
+    if ct.category == _INT and ct is not D.int64:
+        info = D.iinfo(ct)
+        if min is not None and min > info.max or max is not None and max < info.min:
+            raise RuntimeError(f"clamp: bound {min if min is not None and min > info.max else max} is outside the range "
+                               f"of {ct.name} [{info.min}, {info.max}]: every value would be clamped to it")
+        if min is not None and min <= info.min:
+            min = None
+        if max is not None and max >= info.max:
+            max = None
+    lo = None if min is None else _scalar_value(min, ct, "clamp")
+    hi = None if max is None else _scalar_value(max, ct, "clamp")
+    return lo, hi
+
+
 def clamp_(self, min=None, max=None):
-    if isinstance(min, Tensor) or isinstance(max, Tensor) or D.result_type(self, *(v for v in (min, max) if v is not None)) is not self._dtype:
-        from .copy import copy_
-        return copy_(self, clamp(self, min, max))
-    lo = None if min is None else _scalar_value(min, self._dtype, "clamp")
-    hi = None if max is None else _scalar_value(max, self._dtype, "clamp")
-    if lo is None and hi is None:
+    """In-place :func:`clamp`."""
+    if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if isinstance(min, Tensor) or isinstance(max, Tensor) or \
+            D.result_type(self, *(v for v in (min, max) if v is not None)) is not self._dtype:
+        return write_back(self, clamp(self, min, max), "clamp_")
+    lo, hi = _clamp_bounds(min, max, self._dtype)
+    if lo is None and hi is None:
+        return self
     return inplace(_CLAMP, self, self._device, (self, lo, hi), (self,), 0)
 
 
@@ -839,11 +1072,23 @@ clip, clip_ = clamp, clamp_
 
 
 def clamp_min(input, min):
+    """:func:`clamp` with only a lower bound."""
     return clamp(input, min=min)
 
 
 def clamp_max(input, max):
+    """:func:`clamp` with only an upper bound."""
     return clamp(input, max=max)
+
+
+def clamp_min_(self, min):
+    """In-place :func:`clamp_min`."""
+    return clamp_(self, min=min)
+
+
+def clamp_max_(self, max):
+    """In-place :func:`clamp_max`."""
+    return clamp_(self, max=max)
 
 
 def lerp(input, end, weight, *, out=None):
@@ -853,49 +1098,71 @@ def lerp(input, end, weight, *, out=None):
 
 
 def lerp_(self, end, weight):
-    from .copy import copy_
-    return copy_(self, lerp(self, end, weight))
+    """In-place :func:`lerp`."""
+    return write_back(self, lerp(self, end, weight), "lerp_")
 
 
-def isnan(input):
+
+def _bool_out(r, out, op):
+    if out is not None and out._dtype is not D.bool:
+        raise RuntimeError(f"{op} does not support non-boolean outputs.")
+    return r if out is None else write_out(out, r, op)
+
+
+def isnan(input, *, out=None):
     """True where the value is NaN."""
     x = _tensor_arg(input, "isnan")
-    if x._dtype.category != _FLOAT:
-        return _bool_like(x, False)
-    return ne(x, x)
+    return _bool_out(_bool_like(x, False) if x._dtype.category != _FLOAT else ne(x, x), out, "isnan")
 
 
-def isinf(input):
+def isinf(input, *, out=None):
+    """True where the value is +inf or -inf."""
     x = _tensor_arg(input, "isinf")
-    if x._dtype.category != _FLOAT:
-        return _bool_like(x, False)
-    return eq(abs(x), float("inf"))
+    return _bool_out(_bool_like(x, False) if x._dtype.category != _FLOAT else eq(abs(x), float("inf")), out, "isinf")
 
 
-def isposinf(input):
+def isposinf(input, *, out=None):
+    """True where the value is +inf."""
     x = _tensor_arg(input, "isposinf")
-    return eq(x, float("inf")) if x._dtype.category == _FLOAT else _bool_like(x, False)
+    return _bool_out(eq(x, float("inf")) if x._dtype.category == _FLOAT else _bool_like(x, False), out, "isposinf")
 
 
-def isneginf(input):
+def isneginf(input, *, out=None):
+    """True where the value is -inf."""
     x = _tensor_arg(input, "isneginf")
-    return eq(x, float("-inf")) if x._dtype.category == _FLOAT else _bool_like(x, False)
+    return _bool_out(eq(x, float("-inf")) if x._dtype.category == _FLOAT else _bool_like(x, False), out, "isneginf")
 
 
-def isfinite(input):
+def isfinite(input, *, out=None):
+    """True where the value is neither infinite nor NaN."""
     x = _tensor_arg(input, "isfinite")
-    if x._dtype.category != _FLOAT:
-        return _bool_like(x, True)
-    return eq(sub(x, x), 0.0)
+    return _bool_out(_bool_like(x, True) if x._dtype.category != _FLOAT else eq(sub(x, x), 0.0), out, "isfinite")
 
 
 def isreal(input):
-    return _bool_like(input, True)
+    """True everywhere (ember has no complex dtypes yet)."""
+    return _bool_like(_tensor_arg(input, "isreal"), True)
 
 
 def _bool_like(x, value):
     from .. import _factory
     return _factory.full(x._shape, value, dtype=D.bool, device=x._device)
+
+
+def _signbit_decomp(x):
+    if x._dtype.category == _FLOAT:
+        # -0.0 is detected through 1 / -0.0 == -inf (a NaN's sign bit is not visible to primitives)
+        return logical_or(lt(x, 0.0), logical_and(eq(x, 0.0), lt(_true_div(1.0, x), 0.0)))
+    return lt(x, 0) if x._dtype.is_signed and x._dtype is not D.bool else _bool_like(x, False)
+
+
+_SIGNBIT = register_op("signbit", decomposition=_signbit_decomp, differentiable=False, group="unary")
+
+
+def signbit(input, *, out=None):
+    """True where the sign bit is set (negative numbers and -0.0)."""
+    x = _tensor_arg(input, "signbit")
+    return _bool_out(dispatch(_SIGNBIT, x._device, (x,), ()), out, "signbit")
 
 
 def nan_to_num(input, nan: float = 0.0, posinf=None, neginf=None, *, out=None):
@@ -914,23 +1181,35 @@ def nan_to_num(input, nan: float = 0.0, posinf=None, neginf=None, *, out=None):
 
 
 def nan_to_num_(self, nan=0.0, posinf=None, neginf=None):
-    from .copy import copy_
-    return copy_(self, nan_to_num(self, nan, posinf, neginf))
+    """In-place :func:`nan_to_num`."""
+    return write_back(self, nan_to_num(self, nan, posinf, neginf), "nan_to_num_")
 
 
 def isclose(input, other, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False):
-    """``|input - other| <= atol + rtol * |other|`` elementwise (infinities equal when equal)."""
+    """``|input - other| <= atol + rtol * |other|`` elementwise; equal values (infinities
+    included) are close, NaN only with ``equal_nan``."""
+    if rtol < 0:
+        raise RuntimeError(f"isclose: rtol must be greater than or equal to zero, but got {rtol}")
+    if atol < 0:
+        raise RuntimeError(f"isclose: atol must be greater than or equal to zero, but got {atol}")
     a, b, dev, ct = prep2("isclose", input, other, ARITH)
+    close = eq(a, b)
     if ct.category != _FLOAT:
-        return eq(a, b)
-    close = le(abs(sub(a, b)), add(mul(abs(b), rtol), atol))
-    close = logical_or(close, eq(a, b))
-    if equal_nan:
+        if rtol == 0 and atol == 0 or ct is D.bool:
+            return close
+        wide = D.float64 if dev._backend.supports_dtype(D.float64) else D.float32
+        a = _cast(a, wide) if isinstance(a, Tensor) else a
+        b = _cast(b, wide) if isinstance(b, Tensor) else b
+    err = abs(sub(a, b))
+    allowed = add(mul(abs(b), rtol), atol) if isinstance(b, Tensor) else atol + rtol * math.fabs(b)
+    close = logical_or(close, logical_and(isfinite(err), le(err, allowed)))
+    if equal_nan and ct.category == _FLOAT:
         close = logical_or(close, logical_and(isnan(a), isnan(b) if isinstance(b, Tensor) else (b != b)))
     return close
 
 
 def allclose(input, other, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> bool:
+    """True when :func:`isclose` holds everywhere."""
     return bool(isclose(input, other, rtol, atol, equal_nan).all().item())
 
 
@@ -941,43 +1220,124 @@ def equal(input, other) -> bool:
     return bool(eq(input, other).all().item())
 
 
-def copysign(input, other):
-    """|input| with the sign of other."""
-    x = _float(input) if isinstance(input, Tensor) else input
-    neg_ = lt(other, 0) if isinstance(other, Tensor) else (other < 0 or (other == 0 and math.copysign(1, other) < 0))
-    a = abs(x)
-    if isinstance(neg_, bool):
-        return neg(a) if neg_ else a
-    return where(neg_, neg(a), a)
-
-
-def xlogy(input, other):
-    """``input * log(other)``, 0 where input is 0."""
-    x = _float(input) if isinstance(input, Tensor) else float(input)
-    r = mul(x, log(other if isinstance(other, Tensor) else _float_t(other, x)))
-    return where(eq(x, 0.0), 0.0, r) if isinstance(x, Tensor) else r
-
-
-def _float_t(v, like):
+def _as_tensor_like(v, dtype, dev):
     from .. import _factory
-    return _factory.full((), float(v), dtype=like._dtype, device=like._device)
+    return _factory.full((), v, dtype=dtype, device=dev)
 
 
-def addcmul(input, tensor1, tensor2, *, value=1):
+def copysign(input, other, *, out=None):
+    """``|input|`` with the sign bit of ``other`` (so -0.0 counts as negative), in a floating dtype."""
+    a, b, dev, ct = prep2("copysign", input, other, FLOATOP)
+    if not isinstance(a, Tensor):
+        a = _as_tensor_like(a, ct, dev)
+    mag = abs(a)
+    if isinstance(b, Tensor):
+        r = where(signbit(b), neg(mag), mag)
+    else:
+        r = neg(mag) if math.copysign(1.0, b) < 0 else mag
+    return r if out is None else write_out(out, r, "copysign")
+
+
+def copysign_(self, other):
+    """In-place :func:`copysign`."""
+    return write_back(self, copysign(self, other), "copysign_")
+
+
+def xlogy(input, other, *, out=None):
+    """``input * log(other)``, and 0 where ``input`` is 0 (unless ``other`` is NaN)."""
+    a, b, dev, ct = prep2("xlogy", input, other, FLOATOP)
+    if not isinstance(b, Tensor):
+        b = _as_tensor_like(b, ct, dev)
+    r = mul(a, log(b))
+    keep = logical_or(ne(a, 0.0), isnan(b)) if isinstance(a, Tensor) else (a != 0 or None)
+    if keep is None:  # a python 0: the result is 0, or NaN where other is NaN
+        r = where(isnan(b), float("nan"), mul(b, 0.0))
+    elif keep is not True:
+        r = where(keep, r, 0.0)
+    return r if out is None else write_out(out, r, "xlogy")
+
+
+def xlogy_(self, other):
+    """In-place :func:`xlogy`."""
+    return write_back(self, xlogy(self, other), "xlogy_")
+
+
+def heaviside(input, values, *, out=None):
+    """0 where ``input < 0``, ``values`` where it is 0, 1 where it is positive."""
+    if not isinstance(values, Tensor):
+        raise TypeError(f"heaviside(): argument 'values' must be Tensor, not {type(values).__name__}")
+    x = _tensor_arg(input, "heaviside")
+    if x._dtype is not values._dtype:
+        raise RuntimeError(f"heaviside is not yet implemented for tensors with different dtypes ({U.desc(x)} and "
+                           f"{U.desc(values)})")
+    r = where(eq(x, 0), values, gt(x, 0).to(x._dtype))
+    return r if out is None else write_out(out, r, "heaviside")
+
+
+def heaviside_(self, values):
+    """In-place :func:`heaviside`."""
+    return write_back(self, heaviside(self, values), "heaviside_")
+
+
+def logaddexp(input, other, *, out=None):
+    """``log(exp(input) + exp(other))`` without overflow."""
+    a, b, dev, ct = prep2("logaddexp", input, other, FLOATOP)
+    m = maximum(a, b)
+    # equal infinities make a - b NaN; their sum is that infinity
+    r = where(eq(a, b), add(a, math.log(2.0)), add(m, log1p(exp(neg(abs(sub(a, b)))))))
+    return r if out is None else write_out(out, r, "logaddexp")
+
+
+def logaddexp2(input, other, *, out=None):
+    """``log2(2**input + 2**other)`` without overflow."""
+    a, b, dev, ct = prep2("logaddexp2", input, other, FLOATOP)
+    m = maximum(a, b)
+    r = where(eq(a, b), add(a, 1.0), add(m, _true_div(log1p(exp2(neg(abs(sub(a, b))))), LN2)))
+    return r if out is None else write_out(out, r, "logaddexp2")
+
+
+def sinc(input, *, out=None):
+    """``sin(pi x) / (pi x)``, 1 at 0."""
+    x = _float(input)
+    px = mul(x, math.pi)
+    r = where(eq(x, 0.0), 1.0, _true_div(sin(px), px))
+    return r if out is None else write_out(out, r, "sinc")
+
+
+def sinc_(self):
+    """In-place :func:`sinc`."""
+    return write_back(self, sinc(self), "sinc_")
+
+
+def _check_addcdiv(t1, t2):
+    if isinstance(t1, Tensor) and isinstance(t2, Tensor) and t1._dtype.category <= _INT and t2._dtype.category <= _INT:
+        raise RuntimeError("addcdiv: Integer division with addcdiv is no longer supported, and in a future release "
+                           "addcdiv will perform a true division of tensor1 and tensor2. The historic addcdiv behavior "
+                           "can be implemented as (input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for "
+                           "integer inputs and as (input + value * tensor1 / tensor2) for float inputs.")
+
+
+def addcmul(input, tensor1, tensor2, *, value=1, out=None):
     """``input + value * tensor1 * tensor2``."""
-    return add(input, mul(mul(tensor1, tensor2), value) if value != 1 else mul(tensor1, tensor2))
+    r = add(input, mul(mul(tensor1, tensor2), value) if value != 1 else mul(tensor1, tensor2))
+    return r if out is None else write_out(out, r, "addcmul")
 
 
-def addcdiv(input, tensor1, tensor2, *, value=1):
+def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
     """``input + value * tensor1 / tensor2``."""
+    _check_addcdiv(tensor1, tensor2)
     q = _true_div(tensor1, tensor2)
-    return add(input, mul(q, value) if value != 1 else q)
+    r = add(input, mul(q, value) if value != 1 else q)
+    return r if out is None else write_out(out, r, "addcdiv")
 
 
 def addcmul_(self, tensor1, tensor2, *, value=1):
+    """In-place :func:`addcmul`."""
     return add_(self, mul(mul(tensor1, tensor2), value) if value != 1 else mul(tensor1, tensor2))
 
 
 def addcdiv_(self, tensor1, tensor2, *, value=1):
+    """In-place :func:`addcdiv`."""
+    _check_addcdiv(tensor1, tensor2)
     q = _true_div(tensor1, tensor2)
     return add_(self, mul(q, value) if value != 1 else q)

@@ -101,7 +101,9 @@ def _unary(f):
     def k(x, out=None):
         a = nd(x)
         if x._dtype is _BF16:
-            r = f(_to32(a)).astype(a.dtype)
+            r = f(_to32(a))
+            if r.dtype.kind == "f":  # logical_not & co give bool: keep it
+                r = r.astype(a.dtype)
             if out is None:
                 return wrap(r, x._device)
             np.copyto(nd(out), r, casting="unsafe")
@@ -163,7 +165,8 @@ def _div(x, y, out=None):
 
 def _erf(x, out=None):
     if _special is not None:
-        return _special.erf(x, out=out) if out is not None else _special.erf(x)
+        # scipy computes float16 in float32: cast back so the result keeps the input dtype
+        return _special.erf(x, out=out) if out is not None else _special.erf(x).astype(x.dtype, copy=False)
     r = np.vectorize(math.erf, otypes=[x.dtype])(x)
     if out is not None:
         out[...] = r
@@ -171,8 +174,16 @@ def _erf(x, out=None):
     return r
 
 
+def _erfc(x, out=None):
+    r = _special.erfc(x).astype(x.dtype, copy=False)  # accurate where 1 - erf(x) underflows
+    if out is not None:
+        out[...] = r
+        return out
+    return r
+
+
 def _erfinv(x, out=None):
-    r = _special.erfinv(x) if _special is not None else None
+    r = _special.erfinv(x).astype(x.dtype, copy=False) if _special is not None else None
     if r is None:
         raise NotImplementedError("erfinv needs scipy")
     if out is not None:
@@ -185,6 +196,15 @@ def _round(x, out=None):
     return np.round(x, out=out) if out is not None else np.round(x)
 
 
+def _keep_dtype(a):
+    """The accumulator for sum/prod/cumsum/cumprod: float32 for 16-bit floats, the input's own
+    dtype for integers (numpy would widen int8..int32 to int64; the contract keeps the dtype)."""
+    dt = a.dtype
+    if dt.kind in "iub":
+        return dt
+    return np.float32 if dt is _F16_NP or dt is _BF16_NP else None
+
+
 def _sum_dtype(a):
     """Accumulate 16-bit floats in float32, as PyTorch does."""
     dt = a.dtype
@@ -193,14 +213,14 @@ def _sum_dtype(a):
 
 def k_sum(x, dims, keepdim):
     a = nd(x)
-    acc = _sum_dtype(a)
+    acc = _keep_dtype(a)
     r = np.sum(a, axis=dims, keepdims=keepdim, dtype=acc)
     return wrap(np.asarray(r).astype(a.dtype, copy=False) if acc is not None else r, x._device)
 
 
 def k_prod(x, dims, keepdim):
     a = nd(x)
-    acc = _sum_dtype(a)
+    acc = _keep_dtype(a)
     r = np.prod(a, axis=dims, keepdims=keepdim, dtype=acc)
     return wrap(np.asarray(r).astype(a.dtype, copy=False) if acc is not None else r, x._device)
 
@@ -227,14 +247,14 @@ def _arg_minmax(f):
 
 def k_cumsum(x, d):
     a = nd(x)
-    acc = _sum_dtype(a)
+    acc = _keep_dtype(a)
     r = np.cumsum(a, axis=d, dtype=acc)
     return wrap(r.astype(a.dtype) if acc is not None else r, x._device)
 
 
 def k_cumprod(x, d):
     a = nd(x)
-    acc = _sum_dtype(a)
+    acc = _keep_dtype(a)
     r = np.cumprod(a, axis=d, dtype=acc)
     return wrap(r.astype(a.dtype) if acc is not None else r, x._device)
 
@@ -381,7 +401,11 @@ def k_clone(x):
 
 
 def k_where(c, a, b):
-    return wrap(np.where(nd(c), _arg(a), _arg(b)), _dev(a, b, c))
+    r = np.where(nd(c), _arg(a), _arg(b))
+    dt = a._dtype if isinstance(a, Tensor) else b._dtype if isinstance(b, Tensor) else None
+    if dt is not None and r.dtype != dt.np:  # a python scalar next to a bfloat16 array widens it
+        r = r.astype(dt.np)
+    return wrap(r, _dev(a, b, c))
 
 
 def k_clamp(x, lo, hi, out=None):
@@ -478,6 +502,11 @@ def _check_int_zero(x, y):
         raise RuntimeError("ZeroDivisionError: integer division by zero")
 
 
+def _fmod(x, y, out=None):
+    _check_int_zero(x, y)
+    return np.fmod(x, y, out=out) if out is not None else np.fmod(x, y)
+
+
 def _floor_divide(x, y, out=None):
     _check_int_zero(x, y)
     return np.floor_divide(x, y, out=out) if out is not None else np.floor_divide(x, y)
@@ -515,7 +544,7 @@ def make_kernels(xp=np) -> dict:
         # binary
         "add": _binary(xp.add), "sub": _binary(xp.subtract), "mul": _binary(xp.multiply),
         "div": _binary(_div), "pow": _binary(xp.power), "maximum": _binary(xp.maximum),
-        "minimum": _binary(xp.minimum), "fmod": _binary(xp.fmod), "atan2": _binary(xp.arctan2),
+        "minimum": _binary(xp.minimum), "fmod": _binary(_fmod), "atan2": _binary(xp.arctan2),
         "eq": _binary(xp.equal), "ne": _binary(xp.not_equal), "lt": _binary(xp.less),
         "le": _binary(xp.less_equal), "gt": _binary(xp.greater), "ge": _binary(xp.greater_equal),
         "logical_and": _binary(xp.logical_and), "logical_or": _binary(xp.logical_or),
@@ -538,7 +567,9 @@ def make_kernels(xp=np) -> dict:
         "asin": _unary(xp.arcsin), "acos": _unary(xp.arccos), "atan": _unary(xp.arctan),
         "sinh": _unary(xp.sinh), "cosh": _unary(xp.cosh), "asinh": _unary(xp.arcsinh),
         "acosh": _unary(xp.arccosh), "atanh": _unary(xp.arctanh), "sigmoid": _unary(_sigmoid),
-        "erfinv": _unary(_erfinv), "relu": _unary(_relu), "square": _unary(xp.square),
+        "erfinv": _unary(_erfinv), "erfc": _unary(_erfc), "signbit": _unary(xp.signbit), "relu": _unary(_relu),
+        "square": _unary(xp.square),
+
         "reciprocal": _unary(xp.reciprocal), "hypot": _binary(xp.hypot), "fmax": _binary(xp.fmax),
         "fmin": _binary(xp.fmin),
     }
