@@ -11,7 +11,7 @@ from .ops import elementwise as E
 _NOT_METHODS = {
     "cat", "concat", "concatenate", "stack", "hstack", "vstack", "row_stack", "dstack", "column_stack", "meshgrid",
     "einsum", "broadcast_tensors", "broadcast_shapes", "block_diag", "tril_indices", "triu_indices", "where",
-    "atleast_1d", "atleast_2d", "atleast_3d", "tensordot", "copysign_", "float_power",
+    "atleast_1d", "atleast_2d", "atleast_3d", "tensordot",
 }
 
 
@@ -57,6 +57,23 @@ def _forward(fn):
             return NotImplemented
         return fn(self, other)
     return method
+
+
+def _tensor_only(fn, reflected=False):
+    """``@`` takes tensors only: anything else gives NotImplemented (python raises TypeError)."""
+    def method(self, other):
+        if not isinstance(other, Tensor):
+            return NotImplemented
+        return fn(other, self) if reflected else fn(self, other)
+    method.__name__ = fn.__name__
+    return method
+
+
+def _invert(self):
+    if self._dtype.category == D._FLOAT:
+        raise TypeError(f"~ (operator.invert) is only implemented on integer and Boolean-type tensors (got "
+                        f"{U.desc(self)})")
+    return ops.bitwise_not(self)
 
 
 def _new_like(kind):
@@ -265,12 +282,12 @@ def install() -> None:
     T.__pow__ = _forward(ops.pow)
     T.__rpow__ = _reflected(ops.pow)
     T.__ipow__ = ops.pow_
-    T.__matmul__ = _forward(ops.matmul)
-    T.__rmatmul__ = _reflected(ops.matmul)
+    T.__matmul__ = _tensor_only(ops.matmul)
+    T.__rmatmul__ = _tensor_only(ops.matmul, reflected=True)
     T.__neg__ = ops.neg
     T.__pos__ = ops.positive
     T.__abs__ = ops.abs
-    T.__invert__ = ops.bitwise_not
+    T.__invert__ = _invert
     T.__and__ = _forward(ops.bitwise_and)
     T.__rand__ = _forward(ops.bitwise_and)
     T.__iand__ = ops.bitwise_and_
@@ -282,6 +299,11 @@ def install() -> None:
     T.__ixor__ = ops.bitwise_xor_
     T.__lshift__ = _forward(ops.bitwise_left_shift)
     T.__rshift__ = _forward(ops.bitwise_right_shift)
+    T.__rlshift__ = _reflected(ops.bitwise_left_shift)
+    T.__rrshift__ = _reflected(ops.bitwise_right_shift)
+    T.__ilshift__ = ops.bitwise_left_shift_
+    T.__irshift__ = ops.bitwise_right_shift_
+
     T.__eq__ = _cmp(ops.eq)
     T.__ne__ = _cmp(ops.ne)
     T.__lt__ = _cmp(ops.lt)
