@@ -89,12 +89,12 @@ def _T(dt):
     return _tname(dt)
 
 
-def nansum(input, dim=None, keepdim=False, *, dtype=None):
+def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     """Sum treating NaN as zero."""
     x = _tensor_arg(input, "nansum")
     if x._dtype.category == _FLOAT:
         x = _zero_nan(x)
-    return sum(x, dim, keepdim, dtype=dtype)
+    return sum(x, dim, keepdim, dtype=dtype, out=out)
 
 
 def _zero_nan(x):
@@ -102,14 +102,17 @@ def _zero_nan(x):
     return where(isnan(x), 0.0, x)
 
 
-def nanmean(input, dim=None, keepdim=False, *, dtype=None):
+def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     """Mean over the non-NaN values."""
     from .elementwise import isnan, logical_not
     x = _tensor_arg(input, "nanmean")
+    if dtype is not None and D.to_dtype(dtype) is not x._dtype:
+        x = _cast(x, D.to_dtype(dtype))
     if x._dtype.category != _FLOAT:
         raise RuntimeError(f"nanmean(): expected input to have floating point dtype but got {_T(x._dtype)}")
     cnt = sum(logical_not(isnan(x)), dim, keepdim).to(x._dtype)
-    return sum(_zero_nan(x), dim, keepdim, dtype=dtype) / cnt
+    r = sum(_zero_nan(x), dim, keepdim) / cnt
+    return r if out is None else write_out(out, r, "nanmean")
 
 
 def _prod_bw(ctx, g):
@@ -183,19 +186,26 @@ _AMAX = register_op("amax", primitive=True, group="reduce", save_output=True, ba
 _AMIN = register_op("amin", primitive=True, group="reduce", save_output=True, backward=_amax_bw)
 
 
-def _check_nonempty(x, dims, op):
+def _check_nonempty(x, dims, op, dim_given=True):
+    if not dim_given:
+        if x.numel() == 0:
+            raise RuntimeError(f"{op}(): Expected reduction dim to be specified for input.numel() == 0. Specify the "
+                               f"reduction dim with the 'dim' argument (input {U.desc(x)}).")
+        return
     for d in dims:
         if x._shape[d] == 0:
-            raise IndexError(f"{op}(): Expected reduction dim {d} to have non-zero size.")
-    if not dims and x.numel() == 0:
-        raise RuntimeError(f"{op}(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim with the 'dim' argument.")
+            raise IndexError(f"{op}(): Expected reduction dim {d} to have non-zero size (input {U.desc(x)}).")
+
+
+def _no_dim(dim) -> bool:
+    return dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0)
 
 
 def amax(input, dim=(), keepdim: bool = False, *, out=None):
     """Maximum over ``dim`` (all when empty); gradient shared evenly between ties."""
     x = _tensor_arg(input, "amax")
-    dims = U.dims_arg(dim if dim != () else None, len(x._shape), "amax")
-    _check_nonempty(x, dims, "amax")
+    dims = U.dims_arg(None if _no_dim(dim) else dim, len(x._shape), "amax")
+    _check_nonempty(x, dims, "amax", not _no_dim(dim))
     r = dispatch(_AMAX, x._device, (x, dims, bool(keepdim)), (x,))
     return r if out is None else write_out(out, r, "amax")
 
@@ -203,28 +213,37 @@ def amax(input, dim=(), keepdim: bool = False, *, out=None):
 def amin(input, dim=(), keepdim: bool = False, *, out=None):
     """Minimum over ``dim`` (all when empty)."""
     x = _tensor_arg(input, "amin")
-    dims = U.dims_arg(dim if dim != () else None, len(x._shape), "amin")
-    _check_nonempty(x, dims, "amin")
+    dims = U.dims_arg(None if _no_dim(dim) else dim, len(x._shape), "amin")
+    _check_nonempty(x, dims, "amin", not _no_dim(dim))
     r = dispatch(_AMIN, x._device, (x, dims, bool(keepdim)), (x,))
     return r if out is None else write_out(out, r, "amin")
 
 
 def aminmax(input, *, dim=None, keepdim=False):
-    return RT.aminmax(amin(input, () if dim is None else dim, keepdim), amax(input, () if dim is None else dim, keepdim))
+    """(min, max) over ``dim`` (one dim, or all when None)."""
+    x = _tensor_arg(input, "aminmax")
+    if isinstance(dim, (tuple, list)):
+        raise TypeError(f"aminmax(): argument 'dim' must be int, not {type(dim).__name__}")
+    if x.numel() == 0 and (dim is None or x._shape[_wrap_dim(dim, x.dim(), "aminmax")] == 0):
+        raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the operation has no identity.")
+    d = () if dim is None else dim
+    return RT.aminmax(amin(x, d, keepdim), amax(x, d, keepdim))
 
 
 _ARGMAX = register_op("argmax", primitive=True, group="reduce", differentiable=False)
 _ARGMIN = register_op("argmin", primitive=True, group="reduce", differentiable=False)
 
 
-def argmax(input, dim=None, keepdim: bool = False):
+def argmax(input, dim=None, keepdim: bool = False, *, out=None):
     """Index of the maximum (the first one) over ``dim``, or of the flattened tensor."""
-    return _arg(_ARGMAX, input, dim, keepdim, "argmax")
+    r = _arg(_ARGMAX, input, dim, keepdim, "argmax")
+    return r if out is None else write_out(out, r, "argmax")
 
 
-def argmin(input, dim=None, keepdim: bool = False):
+def argmin(input, dim=None, keepdim: bool = False, *, out=None):
     """Index of the minimum (the first one) over ``dim``, or of the flattened tensor."""
-    return _arg(_ARGMIN, input, dim, keepdim, "argmin")
+    r = _arg(_ARGMIN, input, dim, keepdim, "argmin")
+    return r if out is None else write_out(out, r, "argmin")
 
 
 def _arg(op, input, dim, keepdim, name):
@@ -233,7 +252,8 @@ def _arg(op, input, dim, keepdim, name):
         x = _cast(x, D.uint8)
     if dim is None:
         if x.numel() == 0:
-            raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")
+            raise IndexError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")
+
         r = dispatch(op, x._device, (x, None, False), ())
         if keepdim:
             r = r.reshape((1,) * x.dim())
@@ -397,6 +417,11 @@ def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 def _lse_decomp(x, dims, keepdim):
     from .elementwise import exp, isinf, log, where
+    if dims and _numel_of(x._shape, dims) == 0:  # the log of an empty sum
+        from .. import _factory
+        shape = tuple(1 if i in dims else s for i, s in enumerate(x._shape)) if keepdim else \
+            tuple(s for i, s in enumerate(x._shape) if i not in dims)
+        return _factory.full(shape, float("-inf"), dtype=x._dtype, device=x._device)
     m = amax(x.detach(), dims, keepdim=True)
     m = where(isinf(m), 0.0, m)
     s = sum(exp(x - m), dims, keepdim=True)
@@ -468,36 +493,34 @@ def norm(input, p="fro", dim=None, keepdim: bool = False, out=None, dtype=None):
     return r if out is None else write_out(out, r, "norm")
 
 
-def all(input, dim=None, keepdim: bool = False, *, out=None):
-    """True when every element (over ``dim``) is nonzero."""
+def _all_any(input, dim, keepdim, out, name, op, empty_value):
     from .elementwise import ne
-    x = _tensor_arg(input, "all")
+    x = _tensor_arg(input, name)
     b = x if x._dtype is D.bool else ne(x, 0)
-    dims = U.dims_arg(dim, x.dim(), "all")
-    if b.numel() == 0:
-        from .. import _factory
-        shape = tuple(1 if i in dims else s for i, s in enumerate(x._shape)) if keepdim else \
-            tuple(s for i, s in enumerate(x._shape) if i not in dims)
-        r = _factory.full(shape, True, dtype=D.bool, device=x._device)
+    if isinstance(dim, (tuple, list)) and len(dim) == 0:
+        r = b.clone() if b is x else b  # as PyTorch: an empty dim list reduces nothing here
     else:
-        r = dispatch(_AMIN, b._device, (b, dims, bool(keepdim)), ())
-    return r if out is None else write_out(out, r, "all")
+        dims = U.dims_arg(dim, x.dim(), name)
+        if b.numel() == 0:
+            from .. import _factory
+            shape = tuple(1 if i in dims else s for i, s in enumerate(x._shape)) if keepdim else \
+                tuple(s for i, s in enumerate(x._shape) if i not in dims)
+            r = _factory.full(shape, empty_value, dtype=D.bool, device=x._device)
+        else:
+            r = dispatch(op, b._device, (b, dims, bool(keepdim)), ())
+    if x._dtype is D.uint8:  # as PyTorch: uint8 in, uint8 out
+        r = _cast(r, D.uint8)
+    return r if out is None else write_out(out, r, name)
+
+
+def all(input, dim=None, keepdim: bool = False, *, out=None):
+    """True when every element (over ``dim``) is nonzero (uint8 inputs give uint8)."""
+    return _all_any(input, dim, keepdim, out, "all", _AMIN, True)
 
 
 def any(input, dim=None, keepdim: bool = False, *, out=None):
-    """True when some element (over ``dim``) is nonzero."""
-    from .elementwise import ne
-    x = _tensor_arg(input, "any")
-    b = x if x._dtype is D.bool else ne(x, 0)
-    dims = U.dims_arg(dim, x.dim(), "any")
-    if b.numel() == 0:
-        from .. import _factory
-        shape = tuple(1 if i in dims else s for i, s in enumerate(x._shape)) if keepdim else \
-            tuple(s for i, s in enumerate(x._shape) if i not in dims)
-        r = _factory.full(shape, False, dtype=D.bool, device=x._device)
-    else:
-        r = dispatch(_AMAX, b._device, (b, dims, bool(keepdim)), ())
-    return r if out is None else write_out(out, r, "any")
+    """True when some element (over ``dim``) is nonzero (uint8 inputs give uint8)."""
+    return _all_any(input, dim, keepdim, out, "any", _AMAX, False)
 
 
 def count_nonzero(input, dim=None):
@@ -509,11 +532,18 @@ def count_nonzero(input, dim=None):
 # -- order statistics -------------------------------------------------------------------------
 
 def _median_dim_decomp(x, d, keepdim):
-    from .indexing import sort
+    from .indexing import gather, sort
     n = x._shape[d]
     v, i = sort(x, d, stable=True)
     k = (n - 1) // 2
-    vals, idx = v.narrow(d, k, 1), i.narrow(d, k, 1)
+    if x._dtype.category == _FLOAT and n:
+        # NaN propagates, as PyTorch: a slice holding NaN has median NaN, at its first NaN (NaN sorts last)
+        from .elementwise import isnan, where
+        nans = sum(isnan(x), d, keepdim=True)
+        pos = where(nans > 0, n - nans, k)
+        vals, idx = gather(v, d, pos), gather(i, d, pos)
+    else:
+        vals, idx = v.narrow(d, k, 1), i.narrow(d, k, 1)
     if not keepdim:
         vals, idx = vals.squeeze(d), idx.squeeze(d)
     return (vals.contiguous(), idx.contiguous())
@@ -524,7 +554,8 @@ _MEDIAN_DIM = register_op("median_dim", decomposition=_median_dim_decomp, backwa
 
 
 def median(input, dim=None, keepdim: bool = False):
-    """The lower median: of all elements, or (values, indices) along ``dim``."""
+    """The lower median: of all elements, or (values, indices) along ``dim``; NaN propagates
+    (see :func:`nanmedian` to ignore it)."""
     x = _tensor_arg(input, "median")
     if dim is None:
         if x.numel() == 0:
@@ -566,6 +597,10 @@ def _mode_decomp(x, d, keepdim):
     from .indexing import gather
     xm = x.movedim(d, -1)
     eqm = (xm.unsqueeze(-1) == xm.unsqueeze(-2))
+    if x._dtype.category == _FLOAT:  # NaN counts as a value, equal to the other NaNs
+        from .elementwise import isnan, logical_and, logical_or
+        nm = isnan(xm)
+        eqm = logical_or(eqm, logical_and(nm.unsqueeze(-1), nm.unsqueeze(-2)))
     counts = sum(eqm, -1)
     best = amax(counts, -1, keepdim=True)
     # among the most frequent values, the smallest; its last occurrence
@@ -576,12 +611,23 @@ def _mode_decomp(x, d, keepdim):
         filler = float("inf")
     else:
         filler = D.iinfo(big._dtype).max if big._dtype is not D.bool else True
-    vals = amin(where(cand, big, filler), -1, keepdim=True)
+    if big._dtype.category == _FLOAT:  # NaN sorts above every number, so it wins only when it is the only mode
+        from .elementwise import isnan, logical_and, logical_not
+        real = logical_and(cand, logical_not(isnan(big)))
+        vals = amin(where(real, big, filler), -1, keepdim=True)
+        vals = where(any(real, -1, keepdim=True), vals, float("nan"))
+    else:
+        vals = amin(where(cand, big, filler), -1, keepdim=True)
+
     n = xm._shape[-1]
     from .. import _factory
     pos = _factory.arange(n, device=x._device)
     hit = (xm == vals)
+    if x._dtype.category == _FLOAT:
+        from .elementwise import isnan, logical_and, logical_or
+        hit = logical_or(hit, logical_and(isnan(xm), isnan(vals)))
     idx = amax(where(hit, pos, -1), -1, keepdim=True)
+
     vals = gather(xm, -1, idx)
     vals, idx = vals.movedim(-1, d), idx.movedim(-1, d)
     if not keepdim:
@@ -757,11 +803,37 @@ def cummin(input, dim):
     return RT.cummin(v, i)
 
 
-def logcumsumexp(input, dim):
-    """``log(cumsum(exp(x)))`` computed stably (max-shifted)."""
-    from .elementwise import exp, log
+def _logcumsumexp_decomp(x, d):
+    # a Hillis-Steele scan of logaddexp: log2(n) steps, each exact (no shared shift that would
+    # underflow small prefixes or spread a NaN backwards)
+    from .elementwise import logaddexp
+    from .shape import cat
+    from .. import _factory
+    n = x._shape[d]
+    r = x
+    step = 1
+    while step < n:
+        pad_shape = list(x._shape)
+        pad_shape[d] = step
+        pad = _factory.full(pad_shape, float("-inf"), dtype=x._dtype, device=x._device)
+        r = logaddexp(r, cat([pad, r.narrow(d, 0, n - step)], d))
+        step *= 2
+    return r if r is not x else x.clone()
+
+
+# no backward formula: it is differentiated through the scan
+_LOGCUMSUMEXP = register_op("logcumsumexp", decomposition=_logcumsumexp_decomp, group="reduce")
+
+
+def logcumsumexp(input, dim, *, out=None):
+    """``log(cumsum(exp(x), dim))``, computed stably."""
     x = _tensor_arg(input, "logcumsumexp")
-    m = amax(x.detach(), dim, keepdim=True) if x.numel() else x.detach()
-    from .elementwise import isinf, where
-    m = where(isinf(m), 0.0, m)
-    return log(cumsum(exp(x - m), dim)) + m
+    if x._dtype.category != _FLOAT:
+        x = _cast(x, D.get_default_dtype())
+    d = _wrap_dim(dim, x.dim(), "logcumsumexp")
+    if x.dim() == 0:
+        r = x.clone()
+    else:
+        r = dispatch(_LOGCUMSUMEXP, x._device, (x, d), (x,))
+    return r if out is None else write_out(out, r, "logcumsumexp")
+
