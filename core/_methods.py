@@ -303,7 +303,6 @@ def install() -> None:
     T.__rrshift__ = _reflected(ops.bitwise_right_shift)
     T.__ilshift__ = ops.bitwise_left_shift_
     T.__irshift__ = ops.bitwise_right_shift_
-
     T.__eq__ = _cmp(ops.eq)
     T.__ne__ = _cmp(ops.ne)
     T.__lt__ = _cmp(ops.lt)

@@ -369,7 +369,6 @@ _REMAINDER, remainder, remainder_ = _binary(
     doc="python's ``%``: remainder with the sign of the divisor", no_bool=True)
 
 
-
 def _max_a(g, a, b):
     return where(eq(a, b), g / 2, where(gt(a, b), g, 0.0))
 
@@ -449,8 +448,6 @@ def _int_pow(a, b, dev):
     return where(neg_e, recip, r).to(r._dtype)
 
 
-
-
 def pow(input, exponent, *, out=None):
     """``input ** exponent``. Integer tensors to a negative python-int power are refused (as
     PyTorch); negative entries of an integer exponent tensor give ``1 / x ** n`` truncated."""
@@ -507,7 +504,6 @@ def float_power_(self, exponent):
         raise RuntimeError(f"float_power_: the base given to float_power_ has dtype {_tname(self._dtype)} but the "
                            "operation's result requires dtype Double")
     return write_back(self, float_power(self, exponent), "float_power_")
-
 
 
 # -- comparisons, logical and bitwise --------------------------------------------------------
@@ -580,7 +576,6 @@ def _shift(name, input, other, left: bool):
     return where(far, sign_fill, q)
 
 
-
 def bitwise_left_shift(input, other, *, out=None):
     """``input << other`` (integers; bits shifted out are lost)."""
     r = _shift("bitwise_left_shift", input, other, True)
@@ -601,7 +596,6 @@ def bitwise_left_shift_(self, other):
 def bitwise_right_shift_(self, other):
     """In-place :func:`bitwise_right_shift`."""
     return write_back(self, bitwise_right_shift(self, other), "bitwise_right_shift_")
-
 
 
 # -- unary -----------------------------------------------------------------------------------
@@ -885,7 +879,6 @@ def relu_(self):
     return _relu_(self)
 
 
-
 def logit(input, eps=None, *, out=None):
     """log(p / (1 - p)), with p clamped to [eps, 1 - eps] when eps is given."""
     x = _tensor_arg(input, "logit")
@@ -922,7 +915,6 @@ def deg2rad_(self):
 def rad2deg_(self):
     """In-place :func:`rad2deg`."""
     return write_back(self, rad2deg(self), "rad2deg_")
-
 
 
 def _float(x):
@@ -989,7 +981,6 @@ def _where_scalars(a, b, cond):
     from .. import _factory
     # a 0-d tensor carries the result dtype (a kernel given two python numbers could not know it)
     return _factory.full((), a, dtype=ct, device=cond._device), _scalar_value(b, ct, "where"), cond._device, ct
-
 
 
 def _clamp_bw(ctx, g):
@@ -1100,7 +1091,6 @@ def lerp(input, end, weight, *, out=None):
 def lerp_(self, end, weight):
     """In-place :func:`lerp`."""
     return write_back(self, lerp(self, end, weight), "lerp_")
-
 
 
 def _bool_out(r, out, op):

@@ -253,7 +253,6 @@ def _arg(op, input, dim, keepdim, name):
     if dim is None:
         if x.numel() == 0:
             raise IndexError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")
-
         r = dispatch(op, x._device, (x, None, False), ())
         if keepdim:
             r = r.reshape((1,) * x.dim())
@@ -618,7 +617,6 @@ def _mode_decomp(x, d, keepdim):
         vals = where(any(real, -1, keepdim=True), vals, float("nan"))
     else:
         vals = amin(where(cand, big, filler), -1, keepdim=True)
-
     n = xm._shape[-1]
     from .. import _factory
     pos = _factory.arange(n, device=x._device)
@@ -627,7 +625,6 @@ def _mode_decomp(x, d, keepdim):
         from .elementwise import isnan, logical_and, logical_or
         hit = logical_or(hit, logical_and(isnan(xm), isnan(vals)))
     idx = amax(where(hit, pos, -1), -1, keepdim=True)
-
     vals = gather(xm, -1, idx)
     vals, idx = vals.movedim(-1, d), idx.movedim(-1, d)
     if not keepdim:

@@ -20,7 +20,6 @@ def _view_of(op, x, shape, stride, offset, args):
     if offset != x._offset and 0 in shape:
         offset = x._offset  # an empty view addresses nothing: never point it past the end of the storage
     v = _alias(x, shape, stride, offset)
-
     if _grad.enabled and (x._requires_grad or (x._base is not None and view_requires_grad(x))):
         record(op, args, (x,), v)
     return v

@@ -569,7 +569,6 @@ def make_kernels(xp=np) -> dict:
         "acosh": _unary(xp.arccosh), "atanh": _unary(xp.arctanh), "sigmoid": _unary(_sigmoid),
         "erfinv": _unary(_erfinv), "erfc": _unary(_erfc), "signbit": _unary(xp.signbit), "relu": _unary(_relu),
         "square": _unary(xp.square),
-
         "reciprocal": _unary(xp.reciprocal), "hypot": _binary(xp.hypot), "fmax": _binary(xp.fmax),
         "fmin": _binary(xp.fmin),
     }
