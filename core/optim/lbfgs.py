@@ -181,7 +181,7 @@ class LBFGS(Optimizer):
         self._set_param(x)
         return loss, flat_grad
 
-    def step(self, closure):
+    def step(self, closure=None):
         """Run the L-BFGS iterations; ``closure`` (required) clears the gradients, evaluates the
         model, calls ``backward`` and returns the loss. Returns the loss of the first evaluation."""
         if closure is None:

@@ -211,8 +211,13 @@ class Optimizer:
                 if not st:
                     continue
                 for key in self._scalar_state_keys:
-                    if key in st and not isinstance(st[key], Tensor):
-                        st[key] = _scalar_state(st[key], p)
+                    v = st.get(key)
+                    if v is None:
+                        continue
+                    if not isinstance(v, Tensor):
+                        st[key] = _scalar_state(v, p)
+                    elif v.dim() != 0 and v.numel() == 1:
+                        st[key] = v.reshape(())
 
     def __repr__(self) -> str:
         s = self.__class__.__name__ + " ("
@@ -292,7 +297,11 @@ class Optimizer:
         parameter's dtype; ``step`` and other scalar state stay on the host in their dtype)."""
         if isinstance(value, Tensor):
             if key in self._scalar_state_keys:
-                return value.detach().to(device=_host_device(param)).clone()
+                if value.numel() != 1:
+                    raise ValueError(f"{type(self).__name__}.load_state_dict: state '{key}' of parameter {index} must "
+                                     f"be a number or a 1-element tensor, got shape {list(value.shape)}")
+                # 0-d, whatever shape a 1-element value was saved with
+                return value.detach().reshape(()).to(device=_host_device(param)).clone()
             if key in self._state_shape_keys and tuple(value.shape) != tuple(param.shape):
                 raise ValueError(
                     f"{type(self).__name__}.load_state_dict: state '{key}' of parameter {index} has shape "
