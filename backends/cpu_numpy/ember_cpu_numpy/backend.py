@@ -17,7 +17,7 @@ import ember
 from ember import _dtype as D
 from ember._storage import UntypedStorage
 from ember._tensor import Tensor, _make
-from ember.backend import Backend, contiguous_strides
+from ember.backend import Backend, IndexOutOfRangeError, contiguous_strides
 
 # numpy reports floating-point exceptions as warnings; PyTorch computes inf/nan silently
 warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"ember_cpu_numpy\.")
@@ -119,7 +119,7 @@ def _binary(f):
     def k(a, b, out=None):
         if a.__class__ is Tensor:
             x, dev, dt = nd(a), a._device, a._dtype
-            y = nd(b) if b.__class__ is Tensor else b
+            y = nd(b) if b.__class__ is Tensor or isinstance(b, Tensor) else b  # Parameter is a subclass
         else:
             x = nd(a) if isinstance(a, Tensor) else a
             y = nd(b) if isinstance(b, Tensor) else b
@@ -268,7 +268,8 @@ def k_matmul(a, b):
 
 def _index_error(op, idx, size, dim):
     bad = idx[(idx < 0) | (idx >= size)]
-    raise IndexError(f"{op}: index {int(bad.reshape(-1)[0])} is out of bounds for dimension {dim} with size {size}")
+    raise IndexOutOfRangeError(f"{op}: index {int(bad.reshape(-1)[0])} is out of bounds for dimension {dim} with "
+                               f"size {size}")
 
 
 def _check_idx(op, idx, size, dim):
