@@ -791,7 +791,7 @@ def _embedding_backward_bw(ctx, gg):
     return (r,)
 
 
-EMBEDDING = register_op("embedding", decomposition=_embedding_decomp, backward=_embedding_bw, saves=(1,), group="nn",
+EMBEDDING = register_op("embedding", decomposition=_embedding_decomp, backward=_embedding_bw, saves=(), group="nn",
                         doc="rows of weight at integer indices")
 EMBEDDING_BACKWARD = register_op("embedding_backward", decomposition=_embedding_backward_decomp,
                                  backward=_embedding_backward_bw, saves=(), group="nn",

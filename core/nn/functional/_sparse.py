@@ -1,0 +1,163 @@
+"""Lookups: ``F.embedding``, ``F.embedding_bag``, ``F.one_hot``."""
+from __future__ import annotations
+
+from ... import _dtype as D
+from ... import _factory
+from ... import ops as _ops
+from ..._tensor import Tensor, _no_grad
+from ...ops import nn as _nnops
+from ._util import check_tensor, desc
+
+__all__ = ["embedding", "embedding_bag", "one_hot"]
+
+
+def _check_indices(op, input):
+    check_tensor(input, op)
+    if input.dtype not in (D.int64, D.int32):
+        raise RuntimeError(f"{op}: Expected tensor for argument #1 'indices' to have one of the following scalar types: "
+                           f"Long, Int; but got {input.type()} instead (input {desc(input)})")
+
+
+def _padding_idx(padding_idx, num):
+    if padding_idx is None:
+        return None
+    if padding_idx > 0:
+        if padding_idx >= num:
+            raise ValueError(f"Padding_idx must be within num_embeddings (got padding_idx={padding_idx}, "
+                             f"num_embeddings={num})")
+    elif padding_idx < 0:
+        if padding_idx < -num:
+            raise ValueError(f"Padding_idx must be within num_embeddings (got padding_idx={padding_idx}, "
+                             f"num_embeddings={num})")
+        padding_idx = num + padding_idx
+    return padding_idx
+
+
+def _check_range(op, idx, num):
+    if idx.numel():
+        lo, hi = int(idx.min()), int(idx.max())
+        if lo < 0 or hi >= num:
+            bad = lo if lo < 0 else hi
+            raise IndexError(f"{op}: index {bad} is out of range for an embedding of {num} rows (index out of range "
+                             "in self)")
+
+
+def _renorm(weight, idx, max_norm, norm_type):
+    """Rescale the rows ``idx`` of ``weight`` in place to norm at most ``max_norm`` (as PyTorch)."""
+    with _no_grad():
+        rows = idx.reshape(-1).unique()
+        w = weight.index_select(0, rows)
+        n = _ops.norm(w, norm_type, 1, keepdim=True)
+        scale = _ops.where(n > max_norm, max_norm / (n + 1e-7), 1.0)
+        weight.index_copy_(0, rows, w * scale)
+
+
+def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max_norm: float | None = None,
+              norm_type: float = 2.0, scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
+    """Rows of ``weight`` at the integer ``input`` indices; the ``padding_idx`` row gets no gradient;
+    ``max_norm`` renormalises the looked-up rows in place first."""
+    _check_indices("embedding", input)
+    check_tensor(weight, "embedding", "weight")
+    if weight.dim() != 2:
+        raise RuntimeError(f"embedding: 'weight' must be 2-D, got {desc(weight)}")
+    num = weight.shape[0]
+    padding_idx = _padding_idx(padding_idx, num)
+    _check_range("embedding", input, num)
+    idx = input if input.dtype is D.int64 else input.to(D.int64)
+    if max_norm is not None:
+        _renorm(weight, idx, max_norm, norm_type)
+    out = _nnops._embedding(weight, idx, padding_idx)
+    if scale_grad_by_freq:
+        counts = _ops.bincount(idx.reshape(-1), minlength=num).to(out.dtype)
+        c = counts.index_select(0, idx.reshape(-1)).reshape(tuple(idx.shape) + (1,))
+        out = out / c + (out - out / c).detach()  # same values, gradient divided by the index frequency
+    return out
+
+
+def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, max_norm: float | None = None,
+                  norm_type: float = 2, scale_grad_by_freq: bool = False, mode: str = "mean", sparse: bool = False,
+                  per_sample_weights: Tensor | None = None, include_last_offset: bool = False,
+                  padding_idx: int | None = None) -> Tensor:
+    """Sums, means or maxes of bags of embeddings: ``input`` (B, L) holds one bag per row, or
+    1-d ``input`` with ``offsets`` (bag starts). Empty bags give zeros; ``padding_idx`` entries are
+    left out of their bag."""
+    _check_indices("embedding_bag", input)
+    if mode not in ("sum", "mean", "max"):
+        raise ValueError(f"mode has to be one of sum, mean or max, got {mode!r}")
+    if per_sample_weights is not None and mode != "sum":
+        raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. per_sample_weights is only "
+                                  f"supported for mode='sum' (got mode='{mode}'). Please open a feature request.")
+    num = weight.shape[0]
+    padding_idx = _padding_idx(padding_idx, num)
+    idx = input.to(D.int64)
+    dev = weight.device
+    if idx.dim() == 2:
+        if offsets is not None:
+            raise ValueError("if input is 2D, then offsets has to be None, as input is treated is a mini-batch of "
+                             "fixed length sequences.")
+        B, L = idx.shape
+        bag = _factory.arange(B, device=dev).repeat_interleave(L) if L else _factory.zeros(0, dtype=D.int64, device=dev)
+        flat = idx.reshape(-1)
+        psw = per_sample_weights.reshape(-1) if per_sample_weights is not None else None
+    elif idx.dim() == 1:
+        if offsets is None:
+            raise ValueError("offsets has to be a 1D Tensor but got None")
+        if offsets.dim() != 1:
+            raise ValueError("offsets has to be a 1D Tensor")
+        offs = offsets.to(D.int64)
+        if offs.numel() and int(offs[0]) != 0:
+            raise RuntimeError(f"embedding_bag: offsets[0] has to be 0, i.e., the first sequence in the mini-batch has "
+                               f"to start from position 0. However, got {int(offs[0])}")
+        if include_last_offset:
+            offs = offs[:-1]
+        B = offs.numel()
+        flat = idx
+        pos = _factory.arange(flat.numel(), device=dev)
+        bag = _ops.searchsorted(offs, pos, right=True) - 1
+        psw = per_sample_weights
+    else:
+        raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension {idx.dim()}")
+    _check_range("embedding_bag", flat, num)
+    if max_norm is not None:
+        _renorm(weight, flat, max_norm, norm_type)
+    emb = embedding(flat, weight, padding_idx, None, norm_type, scale_grad_by_freq)
+    keep = None
+    if padding_idx is not None:
+        keep = (flat != padding_idx).to(emb.dtype)
+    D_ = weight.shape[1]
+    if mode == "max":
+        e = emb if keep is None else _ops.where(keep.unsqueeze(1) > 0, emb, float("-inf"))
+        z = _factory.full((B, D_), float("-inf"), dtype=emb.dtype, device=dev)
+        r = z.scatter_reduce(0, bag.unsqueeze(1).expand(-1, D_), e, "amax", include_self=True)
+        return _ops.where(_ops.isinf(r) & (r < 0), 0.0, r)
+    if psw is not None:
+        emb = emb * psw.unsqueeze(1)
+    if keep is not None:
+        emb = emb * keep.unsqueeze(1)
+    z = _factory.zeros((B, D_), dtype=emb.dtype, device=dev)
+    s = z.index_add(0, bag, emb)
+    if mode == "sum":
+        return s
+    w = keep if keep is not None else _factory.ones(flat.numel(), dtype=emb.dtype, device=dev)
+    cnt = _factory.zeros(B, dtype=emb.dtype, device=dev).index_add(0, bag, w)
+    return s / cnt.clamp_min(1.0).unsqueeze(1)
+
+
+def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
+    """int64 one-hot vectors (``(*, num_classes)``) of an int64 tensor of class indices."""
+    check_tensor(tensor, "one_hot", "tensor")
+    if tensor.dtype is not D.int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    if tensor.numel() == 0:
+        if num_classes <= 0:
+            raise RuntimeError("Can not infer total number of classes from empty tensor.")
+        return _factory.zeros(tuple(tensor.shape) + (num_classes,), dtype=D.int64, device=tensor.device)
+    lo, hi = int(tensor.min()), int(tensor.max())
+    if lo < 0:
+        raise RuntimeError("Class values must be non-negative.")
+    if num_classes == -1:
+        num_classes = hi + 1
+    elif hi >= num_classes:
+        raise RuntimeError("Class values must be smaller than num_classes.")
+    z = _factory.zeros(tuple(tensor.shape) + (num_classes,), dtype=D.int64, device=tensor.device)
+    return z.scatter(-1, tensor.unsqueeze(-1), 1)
