@@ -1,0 +1,133 @@
+"""The opencl backend: a small device class per OpenCL device (:mod:`ember_opencl.runtime`) and a
+table from op name to a kernel launcher (:mod:`ember_opencl.kernels`).
+
+A storage's ``_data`` is a :class:`~ember_opencl.runtime.Buf` (a pooled ``cl.Buffer`` and its
+device); kernels read tensors through their buffer, element offset and strides, so views never
+copy.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ember import _dtype as D
+from ember._storage import UntypedStorage
+from ember._tensor import _make
+from ember.backend import Backend
+
+from . import runtime
+from .kernels import KERNELS, OUT_KERNELS
+from .kernels.elementwise import cl_dev, cstrides, new_tensor
+from .kernels.memory import contiguous_copy
+from .kernels.random import PhiloxGenerator
+
+# always available: 16-bit floats are stored as 16-bit words and computed in float
+_BASE = frozenset({"bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32"})
+
+
+class OpenCLBackend(Backend):
+    """Device ``opencl:N``: the N-th OpenCL device over all platforms."""
+
+    KERNELS = KERNELS
+    out_kernels = OUT_KERNELS
+    tolerances = {"float16": (1e-2, 1e-2), "bfloat16": (4e-2, 4e-2), "float32": (1e-4, 1e-5),
+                  "float64": (1e-7, 1e-9)}
+
+    def __init__(self) -> None:
+        super().__init__()
+        ok, _ = runtime.availability()
+        fp64 = False
+        if ok:
+            fp64 = any("cl_khr_fp64" in d.extensions.split() or getattr(d, "double_fp_config", 0)
+                       for _, d in runtime.devices())
+        self.dtypes = _BASE | {"float64"} if fp64 else _BASE
+        self._devs: dict = {}
+
+    # -- devices --------------------------------------------------------------------------------
+    def availability(self) -> tuple:
+        ok, reason = runtime.availability()
+        if not ok:
+            return ok, reason
+        try:
+            runtime.open_device(0)
+        except RuntimeError as e:
+            return False, f"opencl:0 can't compile kernels: {str(e).splitlines()[0]}"
+        return True, ""
+
+    def device_count(self) -> int:
+        ok, _ = runtime.availability()
+        return len(runtime.devices()) if ok else 0
+
+    def set_device(self, index: int) -> None:
+        n = self.device_count()
+        if not 0 <= index < n:
+            raise RuntimeError(f"opencl: invalid device index {index} ({n} OpenCL device(s) found)")
+        self._current = index
+
+    def current_device(self) -> int:
+        return getattr(self, "_current", 0)
+
+    def device_name(self, index: int) -> str:
+        p, d = runtime.devices()[index]
+        return f"{d.name.strip()} ({p.name.strip()})"
+
+    def cl(self, device) -> runtime.CLDevice:
+        """The runtime device of a canonical ember device."""
+        cd = self._devs.get(device._index)
+        if cd is None:
+            cd = self._devs[device._index] = runtime.open_device(device._index)
+        return cd
+
+    def _check_device_dtype(self, dtype, cd, op: str) -> None:
+        if dtype is D.float64 and not cd.fp64:
+            raise TypeError(f"{op}: dtype float64 is not supported by opencl:{cd.index} ({cd.name}): the device has "
+                            "no cl_khr_fp64")
+
+    # -- runtime verbs --------------------------------------------------------------------------
+    def empty(self, shape, dtype, device):
+        cd = self.cl(device)
+        if dtype is D.float64 and not cd.fp64:
+            self._check_device_dtype(dtype, cd, "empty")
+        return new_tensor(cd, tuple(shape), dtype, device)
+
+    def from_numpy(self, array, device):
+        cd = self.cl(device)
+        dt = D.from_numpy_dtype(array.dtype)
+        if dt is D.float64 and not cd.fp64:
+            self._check_device_dtype(dt, cd, "from_numpy")
+        host = array if array.flags.c_contiguous else np.array(array, order="C")
+        shape = tuple(host.shape)
+        return _make(UntypedStorage(cd.from_host(host), host.nbytes, device), shape, cstrides(shape), 0, dt, device)
+
+    def to_numpy(self, tensor) -> np.ndarray:
+        t = tensor
+        if not t.is_contiguous():
+            t = contiguous_copy(t)
+        out = np.empty(t._shape, dtype=t._dtype.np)
+        if out.size:
+            buf = t._storage._data
+            buf.dev.copyout(out, buf, t._offset * t._dtype.itemsize)
+        return out
+
+    def synchronize(self, device=None) -> None:
+        if device is None:
+            for cd in list(self._devs.values()):
+                cd.synchronize()
+        else:
+            self.cl(device).synchronize()
+
+    def data_ptr(self, storage) -> int:
+        return storage._data.cl.int_ptr
+
+    def create_generator(self, device):
+        return PhiloxGenerator(device)
+
+    def memory_stats(self, device) -> dict:
+        return self.cl(device).memory_stats()
+
+    def empty_cache(self, device=None) -> None:
+        """Give the pooled free buffers back to the driver."""
+        for cd in ([self.cl(device)] if device is not None else list(self._devs.values())):
+            cd.pool.clear()
+
+
+__all__ = ["OpenCLBackend", "cl_dev"]

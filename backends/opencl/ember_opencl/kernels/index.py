@@ -1,0 +1,236 @@
+"""Indexing kernels: gather, scatter_add, index_select (fast path) and nonzero.
+
+Every index is checked on the device: a kernel that meets an index outside its dim neither
+reads nor writes there; it records the bad value in the device's error flag, and the host
+raises IndexError after the launch (which waits for the kernel: the price of never touching
+memory out of bounds).
+"""
+from __future__ import annotations
+
+from ember import _dtype as D
+from ember._tensor import Tensor
+from ember.ops._util import index_error
+
+from ..runtime import pack
+from . import elementwise as ew
+from . import layout as L
+from .types import T, TYPES, preamble
+
+I64 = TYPES["int64"]
+
+
+def _raise_if_bad(cd, op: str, dim: int, size: int) -> None:
+    bad = cd.read_error()
+    if bad is not None:
+        raise index_error(op, bad, dim, size)
+
+
+def _region_strides(t: Tensor, d: int, zero_d: bool) -> list:
+    st = list(t._stride)
+    if zero_d:
+        st[d] = 0
+    return st
+
+
+# -- gather ------------------------------------------------------------------------------------
+
+def _gather_src(xt, R, nv):
+    # meta: [n, off_i, off_x, size_d, xst_d, shape[R], st_i[R], st_x[R] (0 at d)]
+    lines = [preamble(xt), f"typedef struct {{ long v[{nv}]; }} M;",
+             f"__kernel void gather({xt.ptr()} out, const __global long* idx, const {xt.ptr()} x, "
+             "__global long* err, const M m) {",
+             "  long g = get_global_id(0); if (g >= m.v[0]) return;",
+             "  long oi = m.v[1], ox = m.v[2];",
+             L.offsets_code(R, ["oi", "ox"], 5, [5 + R, 5 + 2 * R], "g"),
+             "  long v = idx[oi];",
+             "  if (v < 0 || v >= m.v[3]) { err[0] = 1; err[1] = v; " + xt.store("out", "g", "0") + "; return; }",
+             "  " + xt.store("out", "g", xt.load("x", "ox + v * m.v[4]")) + ";",
+             "}"]
+    return "\n".join(lines) + "\n", "gather"
+
+
+def k_gather(x: Tensor, d: int, index: Tensor) -> Tensor:
+    cd = ew.cl_dev(x)
+    xt = T(x._dtype)
+    shape = index._shape
+    out = ew.new_tensor(cd, shape, x._dtype, x._device)
+    n = out.numel()
+    if n == 0:
+        return out
+    if not shape:  # 0-d
+        x, index, shape, d = ew.view(x, (1,), (0,)), ew.view(index, (1,), (0,)), (1,), 0
+    R = len(shape)
+    meta = [n, index._offset, x._offset, x._shape[d], x._stride[d], *shape, *index._stride,
+            *_region_strides(x, d, True)]
+    nv = len(meta)
+    k = cd.kernel(("gather", xt.name, R), lambda: _gather_src(xt, R, nv))
+    cd.launch(k, (L.round_up(n, 64),), (64,),
+              (out._storage._data.cl, index._storage._data.cl, x._storage._data.cl, cd.error_buffer()), pack(meta))
+    _raise_if_bad(cd, "gather", d, x._shape[d])
+    return out
+
+
+# -- scatter_add -------------------------------------------------------------------------------
+
+def _atomic_add(t, dev) -> str | None:
+    """C statement ``p[o] += v`` done atomically, or None when this dtype has no atomics here."""
+    if t.name == "float32":
+        return ("{ volatile __global uint* q = (volatile __global uint*)(p + o); uint old = *q, seen;"
+                " do { seen = old; old = atomic_cmpxchg(q, seen, as_uint(as_float(seen) + v)); } while (old != seen); }")
+    if t.name == "int32":
+        return "atomic_add(p + o, v);"
+    if dev.int64_atomics:
+        if t.name == "float64":
+            return ("{ volatile __global ulong* q = (volatile __global ulong*)(p + o); ulong old = *q, seen;"
+                    " do { seen = old; old = atom_cmpxchg(q, seen, as_ulong(as_double(seen) + v)); } while (old != seen); }")
+        if t.name == "int64":
+            return "atom_add(p + o, v);"
+    return None
+
+
+def _scatter_src(xt, st, R, nv, atomic, serial):
+    # meta: [n, off_i, off_s, size_d, ost_d, shape[R], st_i[R], st_s[R], st_o[R] (0 at d)]
+    need64 = atomic is not None and ("atom_" in atomic)
+    lines = [preamble(xt, st, atomics64=need64), f"typedef struct {{ long v[{nv}]; }} M;",
+             f"__kernel void scat({xt.ptr()} p, const __global long* idx, const {st.ptr()} src, "
+             "__global long* err, const M m) {"]
+    if serial:
+        lines.append("  if (get_global_id(0) != 0) return;")
+        lines.append("  for (long g = 0; g < m.v[0]; ++g) {")
+    else:
+        lines.append("  long g = get_global_id(0); if (g >= m.v[0]) return;")
+        lines.append("  {")
+    lines.append("  long oi = m.v[1], os = m.v[2], o = 0;")
+    lines.append(L.offsets_code(R, ["oi", "os", "o"], 5, [5 + R, 5 + 2 * R, 5 + 3 * R], "g"))
+    lines.append("  long iv = idx[oi];")
+    lines.append("  if (iv < 0 || iv >= m.v[3]) { err[0] = 1; err[1] = iv; continue; }" if serial else
+                 "  if (iv < 0 || iv >= m.v[3]) { err[0] = 1; err[1] = iv; return; }")
+    lines.append("  o += iv * m.v[4];")
+    lines.append(f"  {xt.ct} v = ({xt.ct})({st.load('src', 'os')});")
+    if serial:
+        lines.append("  " + xt.store("p", "o", f"{xt.load('p', 'o')} + v") + ";")
+    else:
+        lines.append("  " + atomic)
+    lines.append("  }")
+    lines.append("}")
+    return "\n".join(lines) + "\n", "scat"
+
+
+def scatter_add_into(out: Tensor, d: int, index: Tensor, src: Tensor, op: str = "scatter_add") -> Tensor:
+    """Add ``src`` into the contiguous tensor ``out`` at ``index`` along ``d`` (in place)."""
+    cd = ew.cl_dev(out)
+    xt, st = T(out._dtype), T(src._dtype)
+    shape = index._shape
+    n = L.numel(shape)
+    if n == 0:
+        return out
+    if not shape:
+        out, index, src, shape, d = ew.view(out, (1,)), ew.view(index, (1,), (0,)), ew.view(src, (1,), (0,)), (1,), 0
+    R = len(shape)
+    atomic = _atomic_add(xt, cd) if st is xt else None
+    serial = atomic is None or n <= 4096  # small or without atomics: one work-item, in order (deterministic)
+    meta = [n, index._offset, src._offset, out._shape[d], out._stride[d], *shape, *index._stride, *src._stride,
+            *_region_strides(out, d, True)]
+    meta[2] = src._offset
+    nv = len(meta)
+    k = cd.kernel(("scatter_add", xt.name, st.name, R, serial), lambda: _scatter_src(xt, st, R, nv, atomic, serial))
+    gs = (1,) if serial else (L.round_up(n, 64),)
+    ls = (1,) if serial else (64,)
+    cd.launch(k, gs, ls, (out._storage._data.cl, index._storage._data.cl, src._storage._data.cl, cd.error_buffer()),
+              pack(meta))
+    _raise_if_bad(cd, op, d, out._shape[d])
+    return out
+
+
+def k_scatter_add(x: Tensor, d: int, index: Tensor, src: Tensor) -> Tensor:
+    from .memory import clone
+    out = clone(x)
+    return scatter_add_into(out, d, index, src)
+
+
+# -- index_select ------------------------------------------------------------------------------
+
+def _isel_src(xt, R, nv):
+    # meta: [n, off_x, off_i, ist, size_d, xst_d, d-coordinate is dim D, shape[R], st_x[R] (0 at d), sel[R]]
+    lines = [preamble(xt), f"typedef struct {{ long v[{nv}]; }} M;",
+             f"__kernel void isel({xt.ptr()} out, const {xt.ptr()} x, const __global long* idx, "
+             "__global long* err, const M m) {",
+             "  long g = get_global_id(0); if (g >= m.v[0]) return;",
+             "  long ox = m.v[1], c = 0;",
+             L.offsets_code(R, ["ox", "c"], 6, [6 + R, 6 + 2 * R], "g"),
+             "  long v = idx[m.v[2] + c * m.v[3]];",
+             "  if (v < 0 || v >= m.v[4]) { err[0] = 1; err[1] = v; " + xt.store("out", "g", "0") + "; return; }",
+             "  " + xt.store("out", "g", xt.load("x", "ox + v * m.v[5]")) + ";",
+             "}"]
+    return "\n".join(lines) + "\n", "isel"
+
+
+def k_index_select(x: Tensor, d: int, index: Tensor) -> Tensor:
+    cd = ew.cl_dev(x)
+    xt = T(x._dtype)
+    if len(index._shape) != 1:
+        from .memory import clone
+        index = ew.view(clone(index), (index.numel(),))
+    ni = index.numel()
+    if not x._shape:
+        x = ew.view(x, (1,), (0,))
+    shape = x._shape[:d] + (ni,) + x._shape[d + 1:]
+    out = ew.new_tensor(cd, shape, x._dtype, x._device)
+    n = out.numel()
+    if n == 0:
+        return out
+    R = len(shape)
+    sel = [0] * R
+    sel[d] = 1
+    ist = index._stride[0] if index._shape else 0
+    meta = [n, x._offset, index._offset, ist, x._shape[d], x._stride[d], *shape,
+            *_region_strides(x, d, True), *sel]
+    nv = len(meta)
+    k = cd.kernel(("isel", xt.name, R), lambda: _isel_src(xt, R, nv))
+    cd.launch(k, (L.round_up(n, 64),), (64,),
+              (out._storage._data.cl, x._storage._data.cl, index._storage._data.cl, cd.error_buffer()), pack(meta))
+    _raise_if_bad(cd, "index_select", d, x._shape[d])
+    return out
+
+
+# -- nonzero -----------------------------------------------------------------------------------
+
+def _nz_src(R, nv):
+    # meta: [n, ndim, shape[R]]; pos = inclusive prefix sums of the flags
+    lines = [f"typedef struct {{ long v[{nv}]; }} M;",
+             "__kernel void nzw(__global long* out, const __global uchar* flag, const __global long* pos, const M m) {",
+             "  long g = get_global_id(0); if (g >= m.v[0] || !flag[g]) return;",
+             "  long row = pos[g] - 1; long r_ = g;"]
+    for d in range(R - 1, -1, -1):
+        if d == 0:
+            lines.append(f"  out[row * {R} + 0] = r_;")
+        else:
+            lines.append(f"  {{ long s_ = m.v[{2 + d}]; out[row * {R} + {d}] = r_ % s_; r_ /= s_; }}")
+    lines.append("}")
+    return "\n".join(lines) + "\n", "nzw"
+
+
+def k_nonzero(x: Tensor) -> Tensor:
+    cd = ew.cl_dev(x)
+    R = len(x._shape)
+    n = x.numel()
+    if n == 0:
+        return ew.new_tensor(cd, (0, R), D.int64, x._device)
+    from .pointwise import KERNELS as PW
+    from .scan import scan
+    flag = PW["ne"](x, False if x._dtype is D.bool else 0)  # contiguous bool
+    flat = ew.view(flag, (n,))
+    pos = scan("cumsum", flat, 0, D.int64)
+    total = int(ew.view(pos, (), (), n - 1).item())
+    out = ew.new_tensor(cd, (total, R), D.int64, x._device)
+    if total == 0 or R == 0:
+        return out
+    meta = [n, R, *x._shape]
+    nv = len(meta)
+    k = cd.kernel(("nonzero", R), lambda: _nz_src(R, nv))
+    cd.launch(k, (L.round_up(n, 256),), (256,),
+              (out._storage._data.cl, flag._storage._data.cl, pos._storage._data.cl), pack(meta))
+    return out
+
+
+KERNELS = {"gather": k_gather, "scatter_add": k_scatter_add, "index_select": k_index_select, "nonzero": k_nonzero}

@@ -1,0 +1,220 @@
+"""matmul: batched, broadcast, on strided operands.
+
+Three kernels. ``naive``: one work-item per output element, any dtype and strides (16-bit
+floats and integers, small products). For float32/float64, register-tiled GEMMs where each
+work-item computes a TM x VW block:
+
+* ``nn`` when B's rows are contiguous (unit stride along n): per k, one vector load of B's row
+  and TM multiply-adds with A's values broadcast;
+* ``nt`` when A and B are both contiguous along k (``x @ w.t()``, as in ``linear``): dot
+  products of vector loads along k, TM x TN vector accumulators reduced at the end.
+
+Other layouts copy B (or A) to a contiguous buffer first. Tiles that stick out of the matrix
+take a guarded scalar path, so any M, N, K work.
+"""
+from __future__ import annotations
+
+from ember._tensor import Tensor
+from ember.ops._util import broadcast_shapes
+
+from ..runtime import pack
+from . import elementwise as ew
+from . import layout as L
+from .types import T, TYPES, preamble
+
+# meta: [M, N, K, B, off_a, off_b, sam, sak, sbk, sbn, batch shape[RB], a bst[RB], b bst[RB]]
+_HEAD = 10
+
+
+def _batch_code(RB):
+    if RB == 0:
+        return "  long ao = m.v[4], bo = m.v[5];"
+    return ("  long ao = m.v[4], bo = m.v[5];\n" +
+            L.offsets_code(RB, ["ao", "bo"], _HEAD, [_HEAD + RB, _HEAD + 2 * RB], "bt"))
+
+
+def _naive_src(t, at, RB, nv):
+    lines = [preamble(t, at), f"typedef struct {{ long v[{nv}]; }} M;",
+             f"__kernel void mm({t.ptr()} c, const {t.ptr()} a, const {t.ptr()} b, const M m) {{",
+             "  long n = get_global_id(0), i = get_global_id(1), bt = get_global_id(2);",
+             "  long Mr = m.v[0], N = m.v[1], K = m.v[2];",
+             "  if (n >= N || i >= Mr) return;",
+             _batch_code(RB),
+             "  long sam = m.v[6], sak = m.v[7], sbk = m.v[8], sbn = m.v[9];",
+             f"  {at.ct} acc = 0;",
+             "  long pa = ao + i * sam, pb = bo + n * sbn;",
+             "  for (long k = 0; k < K; ++k) { acc += (" + at.ct + ")(" + t.load("a", "pa") + ") * (" + at.ct + ")("
+             + t.load("b", "pb") + "); pa += sak; pb += sbk; }",
+             "  " + t.store("c", "(bt * Mr + i) * N + n", f"({t.ct})acc") + ";",
+             "}"]
+    return "\n".join(lines) + "\n", "mm"
+
+
+def _nn_src(t, RB, nv, TM, VW):
+    ct = t.ct
+    vt = f"{ct}{VW}"
+    lines = [preamble(t), f"typedef struct {{ long v[{nv}]; }} M;",
+             f"__kernel void mm({t.ptr()} c, const {t.ptr()} a, const {t.ptr()} b, const M m) {{",
+             f"  long n0 = get_global_id(0) * {VW}, i0 = get_global_id(1) * {TM}, bt = get_global_id(2);",
+             "  long Mr = m.v[0], N = m.v[1], K = m.v[2];",
+             "  if (n0 >= N || i0 >= Mr) return;",
+             _batch_code(RB),
+             "  long sam = m.v[6], sak = m.v[7], sbk = m.v[8];",
+             "  long co = (bt * Mr + i0) * N + n0;",
+             f"  if (i0 + {TM} <= Mr && n0 + {VW} <= N) {{",
+             "    " + " ".join(f"{vt} acc{r} = 0;" for r in range(TM)),
+             "    const __global " + ct + "* pb = b + bo + n0;",
+             "    const __global " + ct + "* pa = a + ao + i0 * sam;",
+             "    for (long k = 0; k < K; ++k) {",
+             f"      {vt} bv = vload{VW}(0, pb); pb += sbk;",
+             "      " + " ".join(f"acc{r} = fma(({vt})(pa[{r} * sam]), bv, acc{r});" for r in range(TM)),
+             "      pa += sak;",
+             "    }",
+             "    " + " ".join(f"vstore{VW}(acc{r}, 0, c + co + {r} * N);" for r in range(TM)),
+             "    return;",
+             "  }",
+             f"  for (long r = 0; r < {TM} && i0 + r < Mr; ++r)",
+             f"    for (long q = 0; q < {VW} && n0 + q < N; ++q) {{",
+             f"      {ct} acc = 0;",
+             "      for (long k = 0; k < K; ++k) acc = fma(a[ao + (i0 + r) * sam + k * sak], b[bo + k * sbk + n0 + q], acc);",
+             "      c[co + r * N + q] = acc;",
+             "    }",
+             "}"]
+    return "\n".join(lines) + "\n", "mm"
+
+
+def _nt_src(t, RB, nv, TM, TN, VW):
+    ct = t.ct
+    vt = f"{ct}{VW}"
+    lines = [preamble(t), f"typedef struct {{ long v[{nv}]; }} M;",
+             f"__kernel void mm({t.ptr()} c, const {t.ptr()} a, const {t.ptr()} b, const M m) {{",
+             f"  long n0 = get_global_id(0) * {TN}, i0 = get_global_id(1) * {TM}, bt = get_global_id(2);",
+             "  long Mr = m.v[0], N = m.v[1], K = m.v[2];",
+             "  if (n0 >= N || i0 >= Mr) return;",
+             _batch_code(RB),
+             "  long sam = m.v[6], sbn = m.v[9];",
+             "  long co = (bt * Mr + i0) * N + n0;",
+             f"  if (i0 + {TM} <= Mr && n0 + {TN} <= N) {{",
+             "    " + " ".join(f"{vt} acc{r}_{q} = 0;" for r in range(TM) for q in range(TN)),
+             f"    long K8 = K / {VW} * {VW}; long k = 0;",
+             f"    for (; k < K8; k += {VW}) {{",
+             "      " + " ".join(f"{vt} a{r} = vload{VW}(0, a + ao + (i0 + {r}) * sam + k);" for r in range(TM)),
+             "      " + " ".join(f"{vt} b{q} = vload{VW}(0, b + bo + (n0 + {q}) * sbn + k);" for q in range(TN)),
+             "      " + " ".join(f"acc{r}_{q} = fma(a{r}, b{q}, acc{r}_{q});" for r in range(TM) for q in range(TN)),
+             "    }",
+             ]
+    for r in range(TM):
+        for q in range(TN):
+            terms = " + ".join(f"acc{r}_{q}.s{j:x}" for j in range(VW))
+            lines.append(f"    {{ {ct} s = {terms};")
+            lines.append(f"      for (long kk = k; kk < K; ++kk) s = fma(a[ao + (i0 + {r}) * sam + kk], "
+                         f"b[bo + (n0 + {q}) * sbn + kk], s);")
+            lines.append(f"      c[co + {r} * N + {q}] = s; }}")
+    lines += ["    return;",
+              "  }",
+              f"  for (long r = 0; r < {TM} && i0 + r < Mr; ++r)",
+              f"    for (long q = 0; q < {TN} && n0 + q < N; ++q) {{",
+              f"      {ct} s = 0;",
+              "      for (long k = 0; k < K; ++k) s = fma(a[ao + (i0 + r) * sam + k], b[bo + (n0 + q) * sbn + k], s);",
+              "      c[co + r * N + q] = s;",
+              "    }",
+              "}"]
+    return "\n".join(lines) + "\n", "mm"
+
+
+def _contig(x: Tensor) -> Tensor:
+    from .memory import clone
+    return clone(x)
+
+
+def matmul(a: Tensor, b: Tensor) -> Tensor:
+    cd = ew.cl_dev(a)
+    dev = a._device
+    va, vb = a.dim() == 1, b.dim() == 1
+    if va:
+        a = ew.view(a, (1,) + a._shape, (0,) + a._stride)
+    if vb:
+        b = ew.view(b, b._shape + (1,), b._stride + (1,))
+    Mr, K = a._shape[-2], a._shape[-1]
+    K2, N = b._shape[-2], b._shape[-1]
+    batch = broadcast_shapes(a._shape[:-2], b._shape[:-2], "matmul")
+    out_shape = batch + (Mr, N)
+    out = ew.new_tensor(cd, out_shape, a._dtype, dev)
+    final = out_shape
+    if va and vb:
+        final = batch
+    elif va:
+        final = batch + (N,)
+    elif vb:
+        final = batch + (Mr,)
+    if out.numel() == 0:
+        return ew.view(out, final) if final != out_shape else out
+    if K == 0:
+        from .memory import k_fill_
+        k_fill_(out, 0)
+        return ew.view(out, final) if final != out_shape else out
+    t = T(a._dtype)
+    fast = t.name in ("float32", "float64")
+    kind = "naive"
+    if fast and Mr * N * K >= 4096:
+        a_k1 = a._stride[-1] == 1 or K == 1
+        b_k1 = b._stride[-2] == 1 or K == 1
+        b_n1 = b._stride[-1] == 1 or N == 1
+        if b_n1 and not (a_k1 and b_k1 and N < 8):
+            kind = "nn"
+        elif a_k1 and b_k1:
+            kind = "nt"
+        else:
+            b = _contig(b)
+            kind = "nn"
+    B = 1
+    for s in batch:
+        B *= s
+    bsh, (abst, bbst) = L.collapse(batch, [L.bstrides(_batch_view(a), batch), L.bstrides(_batch_view(b), batch)]) \
+        if batch else ((), ((), ()))
+    if batch and bsh == (1,):
+        bsh, abst, bbst = (), (), ()
+    RB = len(bsh)
+    meta = [Mr, N, K, B, a._offset, b._offset, a._stride[-2], a._stride[-1], b._stride[-2], b._stride[-1],
+            *bsh, *abst, *bbst]
+    nv = len(meta)
+    bufs = (out._storage._data.cl, a._storage._data.cl, b._storage._data.cl)
+    if kind == "naive":
+        at = TYPES["float32"] if t.f16 or t.bf16 else (TYPES["int64"] if not t.is_float else t)
+        k = cd.kernel(("mm", "naive", t.name, RB), lambda: _naive_src(t, at, RB, nv))
+        l0 = 16 if N >= 16 else 1
+        l1 = 4 if Mr >= 4 else 1
+        cd.launch(k, (L.round_up(N, l0), L.round_up(Mr, l1), B), (l0, l1, 1), bufs, pack(meta))
+    elif kind == "nn":
+        TM, VW = (8, 8) if t.name == "float32" else (4, 4)
+        k = cd.kernel(("mm", "nn", t.name, RB, TM, VW), lambda: _nn_src(t, RB, nv, TM, VW))
+        g0, g1 = (N + VW - 1) // VW, (Mr + TM - 1) // TM
+        l0, l1 = min(4, g0), min(4, g1)
+        cd.launch(k, (L.round_up(g0, l0), L.round_up(g1, l1), B), (l0, l1, 1), bufs, pack(meta))
+    else:
+        TM, TN, VW = (4, 2, 8) if t.name == "float32" else (4, 2, 4)
+        k = cd.kernel(("mm", "nt", t.name, RB, TM, TN, VW), lambda: _nt_src(t, RB, nv, TM, TN, VW))
+        g0, g1 = (N + TN - 1) // TN, (Mr + TM - 1) // TM
+        l0, l1 = min(8, g0), min(4, g1)
+        cd.launch(k, (L.round_up(g0, l0), L.round_up(g1, l1), B), (l0, l1, 1), bufs, pack(meta))
+    return ew.view(out, final) if final != out_shape else out
+
+
+class _BV:
+    """The batch dims of a matmul operand, as a shape/stride view for broadcasting."""
+    __slots__ = ("_shape", "_stride")
+
+    def __init__(self, t):
+        self._shape = t._shape[:-2]
+        self._stride = t._stride[:-2]
+
+
+def _batch_view(t):
+    return _BV(t)
+
+
+def k_matmul(a, b):
+    return matmul(a, b)
+
+
+KERNELS = {"matmul": k_matmul}

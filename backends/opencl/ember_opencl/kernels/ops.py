@@ -1,0 +1,177 @@
+"""The elementwise ops as C expressions over compute values ``a``, ``b``, ``c``.
+
+Each entry maps an operand type (:class:`~ember_opencl.kernels.types.CT`) to
+``(expression, result type, needs the error flag)``. Integer division and remainder by zero set
+the device's error flag (raised on the host as RuntimeError); ``INT_MIN / -1`` is computed as
+the wrapped value instead of trapping.
+"""
+from __future__ import annotations
+
+from .types import TYPES
+
+BOOL = TYPES["bool"]
+
+# helper functions some expressions call (added to the program that uses them)
+HELPERS = {
+    "ipow": r"""
+inline long ipow_(long b, long e) {
+  if (e < 0) return b == 1 ? 1 : (b == -1 ? ((e & 1) ? -1 : 1) : 0);
+  ulong r = 1, x = (ulong)b;
+  while (e) { if (e & 1) r *= x; x *= x; e >>= 1; }
+  return (long)r;
+}
+""",
+    "idiv": r"""
+inline long idiv_(long a, long b, __global long* err) {
+  if (b == 0) { err[0] = 1; err[1] = 0; return 0; }
+  if (b == -1) return (long)(0ul - (ulong)a);
+  return a / b;
+}
+inline long imod_(long a, long b, __global long* err) {
+  if (b == 0) { err[0] = 1; err[1] = 0; return 0; }
+  if (b == -1) return 0;
+  return a % b;
+}
+""",
+}
+
+
+def _float_only(f):
+    def g(t):
+        return (f(t), t, False) if t.is_float else None
+    return g
+
+
+def _same(e):
+    return lambda t: (e, t, False)
+
+
+def _cmp(e):
+    return lambda t: (e, BOOL, False)
+
+
+def _abs(t):
+    if t.is_float:
+        return ("fabs(a)", t, False)
+    if t.signed:
+        return (f"(({t.ct})abs(a))", t, False)
+    return ("a", t, False)
+
+
+def _sign(t):
+    if t.is_float:
+        return ("(isnan(a) ? a : (" + t.ct + ")((a > 0) - (a < 0)))", t, False)
+    if t.is_bool:
+        return ("a", t, False)
+    return (f"(({t.ct})((a > 0) - (a < 0)))", t, False)
+
+
+def _div(t):
+    if t.is_float:
+        return ("a / b", t, False)
+    return (f"(({t.ct})idiv_((long)a, (long)b, err))", t, True)
+
+
+def _fmod(t):
+    if t.is_float:
+        return ("fmod(a, b)", t, False)
+    return (f"(({t.ct})imod_((long)a, (long)b, err))", t, True)
+
+
+def _pow(t):
+    if t.is_float:
+        return ("pow(a, b)", t, False)
+    return (f"(({t.ct})ipow_((long)a, (long)b))", t, False)
+
+
+def _maximum(t):
+    if t.is_float:
+        return ("((a > b || isnan(a)) ? a : b)", t, False)
+    return ("(a > b ? a : b)", t, False)
+
+
+def _minimum(t):
+    if t.is_float:
+        return ("((a < b || isnan(a)) ? a : b)", t, False)
+    return ("(a < b ? a : b)", t, False)
+
+
+def _round(t):
+    return ("rint(a)", t, False) if t.is_float else ("a", t, False)
+
+
+UNARY = {
+    "neg": _same("-a"),
+    "abs": _abs,
+    "sign": _sign,
+    "exp": _float_only(lambda t: "exp(a)"),
+    "log": _float_only(lambda t: "log(a)"),
+    "sin": _float_only(lambda t: "sin(a)"),
+    "cos": _float_only(lambda t: "cos(a)"),
+    "tanh": _float_only(lambda t: "tanh(a)"),
+    "sqrt": _float_only(lambda t: "sqrt(a)"),
+    "erf": _float_only(lambda t: "erf(a)"),
+    "floor": lambda t: ("floor(a)" if t.is_float else "a", t, False),
+    "ceil": lambda t: ("ceil(a)" if t.is_float else "a", t, False),
+    "round": _round,
+    "trunc": lambda t: ("trunc(a)" if t.is_float else "a", t, False),
+    "logical_not": _cmp("(a == 0)"),
+    # fast paths for composites
+    "exp2": _float_only(lambda t: "exp2(a)"),
+    "expm1": _float_only(lambda t: "expm1(a)"),
+    "log2": _float_only(lambda t: "log2(a)"),
+    "log10": _float_only(lambda t: "log10(a)"),
+    "log1p": _float_only(lambda t: "log1p(a)"),
+    "tan": _float_only(lambda t: "tan(a)"),
+    "asin": _float_only(lambda t: "asin(a)"),
+    "acos": _float_only(lambda t: "acos(a)"),
+    "atan": _float_only(lambda t: "atan(a)"),
+    "sinh": _float_only(lambda t: "sinh(a)"),
+    "cosh": _float_only(lambda t: "cosh(a)"),
+    "asinh": _float_only(lambda t: "asinh(a)"),
+    "acosh": _float_only(lambda t: "acosh(a)"),
+    "atanh": _float_only(lambda t: "atanh(a)"),
+    "rsqrt": _float_only(lambda t: "rsqrt(a)"),
+    "sigmoid": _float_only(lambda t: "(1 / (1 + exp(-a)))"),
+    "relu": lambda t: ("(a > 0 ? a : (" + t.ct + ")0)" if not t.is_float else "(a > 0 || isnan(a) ? a : 0)", t, False),
+    "square": _same("a * a"),
+    "reciprocal": _float_only(lambda t: "(1 / a)"),
+    "erfc": _float_only(lambda t: "erfc(a)"),
+}
+
+BINARY = {
+    "add": _same("a + b"),
+    "sub": _same("a - b"),
+    "mul": _same("a * b"),
+    "div": _div,
+    "pow": _pow,
+    "maximum": _maximum,
+    "minimum": _minimum,
+    "fmod": _fmod,
+    "atan2": _float_only(lambda t: "atan2(a, b)"),
+    "eq": _cmp("(a == b)"),
+    "ne": _cmp("(a != b)"),
+    "lt": _cmp("(a < b)"),
+    "le": _cmp("(a <= b)"),
+    "gt": _cmp("(a > b)"),
+    "ge": _cmp("(a >= b)"),
+    "logical_and": _cmp("((a != 0) && (b != 0))"),
+    "logical_or": _cmp("((a != 0) || (b != 0))"),
+    "logical_xor": _cmp("((a != 0) != (b != 0))"),
+    "bitwise_and": _same("a & b"),
+    "bitwise_or": _same("a | b"),
+    "bitwise_xor": _same("a ^ b"),
+    # fast paths for composites
+    "hypot": _float_only(lambda t: "hypot(a, b)"),
+    "fmax": _float_only(lambda t: "fmax(a, b)"),
+    "fmin": _float_only(lambda t: "fmin(a, b)"),
+}
+
+
+def helpers_for(expr: str) -> str:
+    out = ""
+    if "ipow_" in expr:
+        out += HELPERS["ipow"]
+    if "idiv_" in expr or "imod_" in expr:
+        out += HELPERS["idiv"]
+    return out

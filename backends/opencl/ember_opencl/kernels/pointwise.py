@@ -1,0 +1,120 @@
+"""Unary, binary and ternary (``where``) kernels, with ``out=`` support (the output may alias an
+input at the same positions; any other overlap goes through a temporary)."""
+from __future__ import annotations
+
+from ember._tensor import Tensor
+from ember.ops._util import broadcast_shapes
+
+from . import elementwise as ew
+from .ops import BINARY, UNARY, helpers_for
+from .types import T
+
+
+def _overlaps(out: Tensor, xs, shape) -> bool:
+    for x in xs:
+        if x.__class__ is Tensor and x._storage is out._storage:
+            if x._offset != out._offset or x._stride != out._stride or x._shape != shape:
+                return True
+    return False
+
+
+def _finish(cd, needs_err: bool, op: str, xs) -> None:
+    if needs_err and cd.read_error() is not None:
+        raise RuntimeError(f"ZeroDivisionError: {op}: integer division by zero "
+                           f"({', '.join(_desc(x) for x in xs)})")
+
+
+def _desc(x) -> str:
+    from ember.ops._util import desc
+    return desc(x)
+
+
+def _spec(table, name, t):
+    r = table[name](t)
+    if r is None:
+        raise RuntimeError(f"\"{name}\" not implemented for '{t.name}' on opencl")
+    return r
+
+
+def unary(name: str):
+    table = UNARY
+    specs: dict = {}
+
+    def k(x: Tensor, out: Tensor | None = None) -> Tensor:
+        t = T(x._dtype)
+        s = specs.get(t.name)
+        if s is None:
+            s = specs[t.name] = _spec(table, name, t) + (helpers_for(_spec(table, name, t)[0]),)
+        expr, rt, err, helpers = s
+        cd = ew.cl_dev(x)
+        if out is not None and (out._dtype is not rt.dtype or _overlaps(out, (x,), x._shape)):
+            r = ew.run(name, expr, rt, [x], x._shape, None, x._device, cd, err, helpers)
+            from .memory import k_copy_
+            return k_copy_(out, r)
+        r = ew.run(name, expr, rt, [x], x._shape, out, x._device, cd, err, helpers)
+        _finish(cd, err, name, (x,))
+        return r
+    k.__name__ = f"k_{name}"
+    return k
+
+
+def binary(name: str):
+    table = BINARY
+    specs: dict = {}
+
+    def k(a, b, out: Tensor | None = None) -> Tensor:
+        if a.__class__ is Tensor:
+            x = a
+            if b.__class__ is Tensor:
+                shape = a._shape if a._shape == b._shape else broadcast_shapes(a._shape, b._shape, name)
+            else:
+                shape = a._shape
+        else:
+            x = b
+            shape = b._shape
+        t = T(x._dtype)
+        s = specs.get(t.name)
+        if s is None:
+            sp = _spec(table, name, t)
+            s = specs[t.name] = sp + (helpers_for(sp[0]),)
+        expr, rt, err, helpers = s
+        ops = [a if a.__class__ is Tensor else (a, t), b if b.__class__ is Tensor else (b, t)]
+        cd = ew.cl_dev(x)
+        if out is not None and (out._dtype is not rt.dtype or _overlaps(out, (a, b), shape)):
+            r = ew.run(name, expr, rt, ops, shape, None, x._device, cd, err, helpers)
+            _finish(cd, err, name, (a, b))
+            from .memory import k_copy_
+            return k_copy_(out, r)
+        r = ew.run(name, expr, rt, ops, shape, out, x._device, cd, err, helpers)
+        _finish(cd, err, name, (a, b))
+        return r
+    k.__name__ = f"k_{name}"
+    return k
+
+
+def k_where(c: Tensor, a, b) -> Tensor:
+    xs = [v for v in (a, b) if v.__class__ is Tensor]
+    ref = xs[0] if xs else c
+    t = T(xs[0]._dtype) if xs else _scalar_type(a, b)
+    shape = c._shape
+    for v in xs:
+        if v._shape != shape:
+            shape = broadcast_shapes(shape, v._shape, "where")
+    ops = [c, a if a.__class__ is Tensor else (a, t), b if b.__class__ is Tensor else (b, t)]
+    return ew.run("where", "(a ? b : c)", t, ops, shape, None, ref._device, ew.cl_dev(ref))
+
+
+def _scalar_type(a, b):
+    from ember import _dtype as D
+    if isinstance(a, float) or isinstance(b, float):
+        return T(D.get_default_dtype())
+    if isinstance(a, bool) and isinstance(b, bool):
+        return T(D.bool)
+    return T(D.int64)
+
+
+KERNELS = {name: unary(name) for name in UNARY}
+KERNELS.update({name: binary(name) for name in BINARY})
+KERNELS["where"] = k_where
+OUT = frozenset(KERNELS) - {"where", "logical_not", "eq", "ne", "lt", "le", "gt", "ge", "logical_and",
+                             "logical_or", "logical_xor"}

@@ -1,0 +1,99 @@
+"""Scans along one dim (cumsum, and the cumprod fast path).
+
+Rows are the other dims (collapsed). Many rows: one work-item scans each row. Few long rows: a
+work-group of L work-items per row, each scanning a contiguous run (pass 1), the run totals
+scanned in local memory, then each run offset by the sum of the runs before it (pass 2).
+"""
+from __future__ import annotations
+
+from ember._tensor import Tensor
+
+from ..runtime import pack
+from . import elementwise as ew
+from . import layout as L
+from .reduce import _acc_type
+from .types import T, preamble
+
+
+def _source(op, it, ot, at, Rk, mode, Lsz, nv):
+    # meta: [M, K, off_x, sx, so, kept shape[Rk], kept st_x[Rk], kept st_o[Rk]]
+    ksh, kx, ko = 5, 5 + Rk, 5 + 2 * Rk
+    ident = f"(({at.ct})0)" if op == "cumsum" else f"(({at.ct})1)"
+    comb = "+" if op == "cumsum" else "*"
+    lines = [preamble(it, ot, at), f"typedef struct {{ long v[{nv}]; }} M;",
+             f"__kernel void scan({ot.ptr()} out, const {it.ptr()} x, const M m) {{"]
+    if mode == "serial":
+        lines.append("  long row = get_global_id(0); if (row >= m.v[0]) return;")
+    else:
+        lines.append("  long lid = get_local_id(0); long row = get_global_id(1);")
+    lines.append("  long off = m.v[2], oo = 0;")
+    lines.append(L.offsets_code(Rk, ["off", "oo"], ksh, [kx, ko], "row"))
+    lines.append("  long sx = m.v[3], so = m.v[4], K = m.v[1];")
+    if mode == "serial":
+        lines.append(f"  {at.ct} acc = {ident};")
+        lines.append("  for (long k = 0; k < K; ++k) {")
+        lines.append(f"    acc = acc {comb} ({at.ct})({it.load('x', 'off + k * sx')});")
+        lines.append("    " + ot.store("out", "oo + k * so", f"({ot.ct})acc") + ";")
+        lines.append("  }")
+    else:
+        lines.append(f"  long sub = (K + {Lsz - 1}) / {Lsz}; long k0 = min(K, lid * sub), k1 = min(K, k0 + sub);")
+        lines.append(f"  {at.ct} acc = {ident};")
+        lines.append("  for (long k = k0; k < k1; ++k) {")
+        lines.append(f"    acc = acc {comb} ({at.ct})({it.load('x', 'off + k * sx')});")
+        lines.append("  }")
+        lines.append(f"  __local {at.ct} tot[{Lsz}];")
+        lines.append("  tot[lid] = acc; barrier(CLK_LOCAL_MEM_FENCE);")
+        lines.append(f"  {at.ct} pre = {ident};")
+        lines.append(f"  for (long j = 0; j < lid; ++j) pre = pre {comb} tot[j];")
+        lines.append("  acc = pre;")
+        lines.append("  for (long k = k0; k < k1; ++k) {")
+        lines.append(f"    acc = acc {comb} ({at.ct})({it.load('x', 'off + k * sx')});")
+        lines.append("    " + ot.store("out", "oo + k * so", f"({ot.ct})acc") + ";")
+        lines.append("  }")
+    lines.append("}")
+    return "\n".join(lines) + "\n", "scan"
+
+
+def scan(op: str, x: Tensor, d: int, out_dtype=None) -> Tensor:
+    cd = ew.cl_dev(x)
+    it = T(x._dtype)
+    ot = T(out_dtype or x._dtype)
+    at = _acc_type("sum", it)
+    out = ew.new_tensor(cd, x._shape, ot.dtype, x._device)
+    n = out.numel()
+    if n == 0:
+        return out
+    if not x._shape:
+        from .memory import k_copy_
+        return k_copy_(out, x)
+    ocst = out._stride
+    kept = [i for i in range(len(x._shape)) if i != d]
+    kshape = tuple(x._shape[i] for i in kept)
+    ksh, (kx, ko) = L.collapse(kshape, [tuple(x._stride[i] for i in kept), tuple(ocst[i] for i in kept)])
+    M, K = L.numel(kshape), x._shape[d]
+    Rk = len(ksh)
+    if M >= 64 or K <= 256:
+        mode, Lsz = "serial", 1
+    else:
+        mode, Lsz = "block", (16 if cd.is_cpu else 128)
+    meta = [M, K, x._offset, x._stride[d], ocst[d], *ksh, *kx, *ko]
+    nv = len(meta)
+    key = ("scan", op, it.name, ot.name, Rk, mode, Lsz)
+    k = cd.kernel(key, lambda: _source(op, it, ot, at, Rk, mode, Lsz, nv))
+    bufs = (out._storage._data.cl, x._storage._data.cl)
+    if mode == "serial":
+        cd.launch(k, (L.round_up(M, 64),), (64,), bufs, pack(meta))
+    else:
+        cd.launch(k, (Lsz, M), (Lsz, 1), bufs, pack(meta))
+    return out
+
+
+def k_cumsum(x, d):
+    return scan("cumsum", x, d)
+
+
+def k_cumprod(x, d):
+    return scan("cumprod", x, d)
+
+
+KERNELS = {"cumsum": k_cumsum, "cumprod": k_cumprod}

@@ -1,0 +1,136 @@
+"""Sort along one dim: a stable merge sort of (key, index) rows.
+
+Rows are the other dims. The rows are gathered into contiguous key/index buffers, runs of 16
+are sorted by insertion (one work-item per run), then runs are merged pairwise, doubling their
+width, one work-item per merge, until one run covers each row; the results are written back in
+the input's dim order. NaN sorts last ascending and first descending, as in PyTorch; equal keys
+keep their order (stable) in both directions.
+"""
+from __future__ import annotations
+
+from ember import _dtype as D
+from ember._tensor import Tensor
+
+from ..runtime import pack
+from . import elementwise as ew
+from . import layout as L
+from .types import T, TYPES, preamble
+
+RUN = 16
+
+
+def _before(t, desc: bool) -> str:
+    """C macro body: key ``a`` goes strictly before key ``b``."""
+    if t.is_float:
+        if desc:
+            return "((a) > (b) || (isnan(a) && !isnan(b)))"
+        return "((a) < (b) || (!isnan(a) && isnan(b)))"
+    return "((a) > (b))" if desc else "((a) < (b))"
+
+
+def _source(it, kt, Rk, desc, nv):
+    # meta: [M, K, off_x, sx, so, w, kept shape[Rk], kept st_x[Rk], kept st_o[Rk]]
+    ksh, kx, ko = 6, 6 + Rk, 6 + 2 * Rk
+    kc = kt.ct
+    L_ = [preamble(it, kt), f"typedef struct {{ long v[{nv}]; }} M;",
+          f"#define BEFORE(a, b) {_before(kt, desc)}"]
+    # gather rows + sort runs of RUN by insertion
+    L_.append(f"__kernel void init(__global {kc}* key, __global long* ix, const {it.ptr()} x, const M m) {{")
+    L_.append("  long M_ = m.v[0], K = m.v[1];")
+    L_.append(f"  long runs = (K + {RUN - 1}) / {RUN}; long g = get_global_id(0); if (g >= M_ * runs) return;")
+    L_.append(f"  long row = g / runs; long lo = (g % runs) * {RUN}; long hi = min(K, lo + {RUN});")
+    L_.append("  long off = m.v[2], oo = 0;")
+    L_.append(L.offsets_code(Rk, ["off", "oo"], ksh, [kx, ko], "row"))
+    L_.append("  long base = row * K;")
+    L_.append("  for (long k = lo; k < hi; ++k) {")
+    L_.append(f"    {kc} a = ({kc})({it.load('x', 'off + k * m.v[3]')}); long j = k;")
+    L_.append("    while (j > lo) { " + kc + " b = key[base + j - 1]; if (!BEFORE(a, b)) break;"
+              " key[base + j] = b; ix[base + j] = ix[base + j - 1]; --j; }")
+    L_.append("    key[base + j] = a; ix[base + j] = k;")
+    L_.append("  }")
+    L_.append("}")
+    # one merge of two sorted runs of width w
+    L_.append(f"__kernel void merge(__global {kc}* dk, __global long* di, const __global {kc}* sk, "
+              "const __global long* si, const M m) {")
+    L_.append("  long M_ = m.v[0], K = m.v[1], w = m.v[5];")
+    L_.append("  long pairs = (K + 2 * w - 1) / (2 * w); long g = get_global_id(0); if (g >= M_ * pairs) return;")
+    L_.append("  long row = g / pairs; long lo = (g % pairs) * 2 * w;")
+    L_.append("  long mid = min(K, lo + w), hi = min(K, lo + 2 * w); long base = row * K;")
+    L_.append("  long i = lo, j = mid, o = lo;")
+    L_.append("  while (i < mid && j < hi) {")
+    L_.append(f"    {kc} a = sk[base + j], b = sk[base + i];")
+    L_.append("    if (BEFORE(a, b)) { dk[base + o] = a; di[base + o] = si[base + j]; ++j; }")
+    L_.append("    else { dk[base + o] = b; di[base + o] = si[base + i]; ++i; }")
+    L_.append("    ++o;")
+    L_.append("  }")
+    L_.append("  while (i < mid) { dk[base + o] = sk[base + i]; di[base + o] = si[base + i]; ++i; ++o; }")
+    L_.append("  while (j < hi) { dk[base + o] = sk[base + j]; di[base + o] = si[base + j]; ++j; ++o; }")
+    L_.append("}")
+    # write back in the input's dim order
+    L_.append(f"__kernel void back({it.ptr()} ov, __global long* oi, const __global {kc}* key, "
+              "const __global long* ix, const M m) {")
+    L_.append("  long M_ = m.v[0], K = m.v[1]; long g = get_global_id(0); if (g >= M_ * K) return;")
+    L_.append("  long row = g / K, k = g % K; long off = 0, oo = 0;")
+    L_.append(L.offsets_code(Rk, ["off", "oo"], ksh, [kx, ko], "row"))
+    L_.append("  " + it.store("ov", "oo + k * m.v[4]", f"key[g]") + ";")
+    L_.append("  oi[oo + k * m.v[4]] = ix[g];")
+    L_.append("}")
+    return "\n".join(L_) + "\n"
+
+
+def k_sort(x: Tensor, d: int, descending: bool, stable: bool):
+    cd = ew.cl_dev(x)
+    it = T(x._dtype)
+    kt = TYPES["float32"] if it.f16 or it.bf16 else it
+    dev = x._device
+    vals = ew.new_tensor(cd, x._shape, x._dtype, dev)
+    idx = ew.new_tensor(cd, x._shape, D.int64, dev)
+    n = vals.numel()
+    if n == 0:
+        return vals, idx
+    if not x._shape:
+        from .memory import k_copy_, k_fill_
+        k_copy_(vals, x)
+        k_fill_(idx, 0)
+        return vals, idx
+    ost = vals._stride
+    kept = [i for i in range(len(x._shape)) if i != d]
+    kshape = tuple(x._shape[i] for i in kept)
+    ksh, (kx, ko) = L.collapse(kshape, [tuple(x._stride[i] for i in kept), tuple(ost[i] for i in kept)])
+    M, K = L.numel(kshape), x._shape[d]
+    Rk = len(ksh)
+    meta = [M, K, x._offset, x._stride[d], ost[d], 0, *ksh, *kx, *ko]
+    nv = len(meta)
+    key = ("sort", it.name, Rk, bool(descending))
+    src = None
+
+    def make(name):
+        nonlocal src
+        if src is None:
+            src = _source(it, kt, Rk, bool(descending), nv)
+        return src, name
+    kin = cd.kernel(key + ("init",), lambda: make("init"))
+    kmg = cd.kernel(key + ("merge",), lambda: make("merge"))
+    kbk = cd.kernel(key + ("back",), lambda: make("back"))
+    keys = [ew.new_tensor(cd, (M * K,), kt.dtype, dev), ew.new_tensor(cd, (M * K,), kt.dtype, dev)]
+    ixs = [ew.new_tensor(cd, (M * K,), D.int64, dev), ew.new_tensor(cd, (M * K,), D.int64, dev)]
+    runs = (K + RUN - 1) // RUN
+    cd.launch(kin, (L.round_up(M * runs, 64),), (64,),
+              (keys[0]._storage._data.cl, ixs[0]._storage._data.cl, x._storage._data.cl), pack(meta))
+    cur = 0
+    w = RUN
+    while w < K:
+        meta[5] = w
+        pairs = (K + 2 * w - 1) // (2 * w)
+        cd.launch(kmg, (L.round_up(M * pairs, 64),), (64,),
+                  (keys[1 - cur]._storage._data.cl, ixs[1 - cur]._storage._data.cl,
+                   keys[cur]._storage._data.cl, ixs[cur]._storage._data.cl), pack(meta))
+        cur = 1 - cur
+        w *= 2
+    cd.launch(kbk, (L.round_up(M * K, 256),), (256,),
+              (vals._storage._data.cl, idx._storage._data.cl, keys[cur]._storage._data.cl, ixs[cur]._storage._data.cl),
+              pack(meta))
+    return vals, idx
+
+
+KERNELS = {"sort": k_sort}

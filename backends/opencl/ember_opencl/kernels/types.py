@@ -1,0 +1,163 @@
+"""Element types in OpenCL C: each ember dtype has a storage type (what a buffer holds), a
+compute type (what kernels compute in) and load/store expressions between the two.
+
+16-bit floats are stored as 16-bit words and computed in ``float``: float16 through the core
+``vload_half``/``vstore_half_rte`` functions, bfloat16 by moving the bits (the upper half of a
+float, rounded to nearest even). bool is a byte holding 0 or 1.
+"""
+from __future__ import annotations
+
+from ember import _dtype as D
+
+
+class CT:
+    """The OpenCL C view of one ember dtype."""
+
+    __slots__ = ("dtype", "name", "st", "ct", "is_float", "is_int", "is_bool", "signed", "size", "f16", "bf16")
+
+    def __init__(self, dtype, st: str, ct: str):
+        self.dtype = dtype
+        self.name = dtype.name
+        self.st = st
+        self.ct = ct
+        self.is_float = dtype.category == D._FLOAT
+        self.is_bool = dtype is D.bool
+        self.is_int = not self.is_float and not self.is_bool
+        self.signed = dtype.is_signed
+        self.size = dtype.itemsize
+        self.f16 = dtype is D.float16
+        self.bf16 = dtype is D.bfloat16
+
+    def ptr(self, qual: str = "__global") -> str:
+        """The pointer type of a buffer of this dtype."""
+        return f"{qual} {'half' if self.f16 else self.st}*"
+
+    def load(self, p: str, i: str) -> str:
+        if self.f16:
+            return f"vload_half({i}, {p})"
+        if self.bf16:
+            return f"bf2f({p}[{i}])"
+        return f"{p}[{i}]"
+
+    def store(self, p: str, i: str, v: str) -> str:
+        if self.f16:
+            return f"vstore_half_rte({v}, {i}, {p})"
+        if self.bf16:
+            return f"{p}[{i}] = f2bf({v})"
+        if self.is_bool:
+            return f"{p}[{i}] = (uchar)(({v}) != 0)"
+        return f"{p}[{i}] = {v}"
+
+    def __repr__(self):
+        return f"CT({self.name})"
+
+
+TYPES = {
+    "bool": CT(D.bool, "uchar", "uchar"),
+    "uint8": CT(D.uint8, "uchar", "uchar"),
+    "int8": CT(D.int8, "char", "char"),
+    "int16": CT(D.int16, "short", "short"),
+    "int32": CT(D.int32, "int", "int"),
+    "int64": CT(D.int64, "long", "long"),
+    "float16": CT(D.float16, "half", "float"),
+    "bfloat16": CT(D.bfloat16, "ushort", "float"),
+    "float32": CT(D.float32, "float", "float"),
+    "float64": CT(D.float64, "double", "double"),
+}
+
+
+def T(dtype) -> CT:
+    return TYPES[dtype.name]
+
+
+def cast(v: str, src: CT, dst: CT) -> str:
+    """Convert compute value ``v`` of ``src`` to the compute type of ``dst`` with PyTorch's
+    semantics: to bool is ``!= 0``; float to integer truncates through int64 (saturating, NaN
+    gives 0), so no conversion is undefined behaviour; everything else is a C cast."""
+    if src.ct == dst.ct and src.is_bool == dst.is_bool:
+        return v
+    if dst.is_bool:
+        return f"((uchar)(({v}) != 0))"
+    if src.is_float and not dst.is_float:
+        if dst.dtype is D.int64:
+            return f"convert_long_sat_rtz({v})"
+        return f"(({dst.ct})convert_long_sat_rtz({v}))"
+    return f"(({dst.ct})({v}))"
+
+
+HELPERS = r"""
+inline float bf2f(ushort b) { return as_float(((uint)b) << 16); }
+inline ushort f2bf(float f) {
+  uint u = as_uint(f);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return (ushort)((u >> 16) | 0x40u);  /* quiet NaN */
+  u += 0x7fffu + ((u >> 16) & 1u);                                            /* nearest even */
+  return (ushort)(u >> 16);
+}
+"""
+
+
+def preamble(*types: CT, fp64: bool = False, atomics64: bool = False) -> str:
+    """Pragmas and helpers a program over ``types`` needs."""
+    out = []
+    if fp64 or any(t.dtype is D.float64 for t in types):
+        out.append("#pragma OPENCL EXTENSION cl_khr_fp64 : enable")
+    if atomics64:
+        out.append("#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable")
+    out.append(HELPERS)
+    return "\n".join(out) + "\n"
+
+
+def literal(value, t: CT) -> str:
+    """A C literal of python number ``value`` in ``t``'s compute type (used rarely: scalars are
+    normally passed in the launch's meta struct)."""
+    if t.is_float:
+        v = float(value)
+        if v != v:
+            return "NAN"
+        if v in (float("inf"), float("-inf")):
+            return "INFINITY" if v > 0 else "(-INFINITY)"
+        return repr(v) + ("f" if t.ct == "float" else "")
+    if t.is_bool:
+        return "1" if value else "0"
+    return f"(({t.ct}){int(value)}L)"
+
+
+def min_value(t: CT) -> str:
+    """The smallest value of the compute type (-inf for floats): the identity of max."""
+    if t.is_float:
+        return "(-INFINITY)"
+    if t.is_bool:
+        return "0"
+    import numpy as np
+    info = np.iinfo(t.dtype.np)
+    return f"(({t.ct})({info.min}L))" if info.min != -(1 << 63) else "LONG_MIN"
+
+
+def max_value(t: CT) -> str:
+    if t.is_float:
+        return "INFINITY"
+    if t.is_bool:
+        return "1"
+    import numpy as np
+    info = np.iinfo(t.dtype.np)
+    return f"(({t.ct})({info.max}L))" if info.max != (1 << 63) - 1 else "LONG_MAX"
+
+
+def scalar_slot(value, t: CT) -> int:
+    """A python scalar as one 8-byte meta slot, read back in the kernel by :func:`read_slot`."""
+    import struct
+    if t.is_float:
+        if t.ct == "double":
+            return struct.unpack("<q", struct.pack("<d", float(value)))[0]
+        return struct.unpack("<i", struct.pack("<f", float(value)))[0]
+    if t.is_bool:
+        return 1 if value else 0
+    v = int(value)
+    return v - (1 << 64) if v >= (1 << 63) else v
+
+
+def read_slot(j: int, t: CT) -> str:
+    """The kernel expression reading meta slot ``j`` as ``t``'s compute type."""
+    if t.is_float:
+        return f"as_double(m.v[{j}])" if t.ct == "double" else f"as_float((int)m.v[{j}])"
+    return f"(({t.ct})m.v[{j}])"
