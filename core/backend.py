@@ -27,7 +27,13 @@ import numpy as np
 from . import _dtype as D
 from ._storage import UntypedStorage
 
-__all__ = ["Backend", "make_tensor", "contiguous_strides", "UntypedStorage"]
+__all__ = ["Backend", "make_tensor", "contiguous_strides", "UntypedStorage", "IndexOutOfRangeError"]
+
+
+class IndexOutOfRangeError(IndexError, RuntimeError):
+    """An index outside its dimension, raised by kernels and front ends that read indices.
+    PyTorch raises ``RuntimeError`` from gather/scatter/index_select and ``IndexError`` from
+    ``x[i]``; this one class is both, so either ``except`` clause catches it."""
 
 
 def contiguous_strides(shape: Iterable[int]) -> tuple:

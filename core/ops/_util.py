@@ -9,10 +9,7 @@ from .._tensor import Tensor, _wrap_dim
 _SCALARS = (int, float, bool)
 
 
-class IndexOutOfRangeError(IndexError, RuntimeError):
-    """An index outside its dimension. PyTorch raises ``RuntimeError`` from the index-reading
-    ops (gather, scatter, index_select...) and ``IndexError`` from ``x[i]``; ember raises this
-    one class from all of them, so either ``except`` clause catches it."""
+from ..backend import IndexOutOfRangeError  # noqa: E402  (both IndexError and RuntimeError)
 
 
 def index_error(op: str, bad: int, dim: int, size: int) -> IndexOutOfRangeError:

@@ -32,14 +32,32 @@ def _as_index(idx, op, dev=None) -> Tensor:
             raise IndexError(f"{op}(): tensors used as indices must be long, int, byte or bool tensors (got {idx._dtype})")
         return idx
     from .. import _factory
+    if isinstance(idx, (list, tuple)) and len(idx) == 0:
+        return _factory.zeros(0, dtype=_INT64, device=dev)
     t = _factory.tensor(idx, device=dev)
     if t._dtype.category == D._FLOAT:
         raise IndexError(f"{op}(): tensors used as indices must be long, int, byte or bool tensors (got float values)")
     return t if t._dtype is _INT64 or t._dtype is D.bool else t.to(_INT64)
 
 
+def _index_arg(index, op: str, dev, what: str = "index") -> Tensor:
+    """The index tensor of gather/scatter/index_*/take: int64 (int32 and lists are converted);
+    anything else is refused with RuntimeError, as PyTorch."""
+    if not isinstance(index, Tensor):
+        if isinstance(index, (list, tuple)):
+            return _as_index(list(index), op, dev)
+        raise TypeError(f"{op}(): argument '{what}' must be Tensor, not {type(index).__name__}")
+    dt = index._dtype
+    if dt is _INT64:
+        return index
+    if dt is D.int32 or dt is D.int16 or dt is D.int8 or dt is D.uint8:
+        return index.to(_INT64)
+    raise RuntimeError(f"{op}(): Expected dtype int32/int64 for {what}, got {dt.name} ({U.desc(index)})")
+
+
 def check_bounds(idx: Tensor, size: int, op: str, dim: int, allow_negative: bool) -> Tensor:
-    """Wrap negative indices (when allowed) and refuse out-of-range ones with IndexError."""
+    """Wrap negative indices (when allowed) and refuse out-of-range ones with
+    :class:`~ember.backend.IndexOutOfRangeError` (an IndexError and a RuntimeError)."""
     if idx.numel() == 0:
         return idx
     from .reduction import amax, amin
@@ -48,7 +66,7 @@ def check_bounds(idx: Tensor, size: int, op: str, dim: int, allow_negative: bool
     lim_lo = -size if allow_negative else 0
     if lo < lim_lo or hi >= size:
         bad = hi if hi >= size else lo
-        raise IndexError(f"{op}: index {bad} is out of bounds for dimension {dim} with size {size}")
+        raise U.index_error(op, bad, dim, size)
     if lo < 0:
         from .elementwise import add, lt, where
         idx = where(lt(idx, 0), add(idx, size), idx)
@@ -83,7 +101,7 @@ def gather(input, dim, index, *, sparse_grad=False, out=None):
     """``out[i][j] = input[index[i][j]][j]`` along ``dim`` (indices must be in range)."""
     x = input
     d = _wrap_dim(dim, x.dim(), "gather") if x.dim() else 0
-    index = _as_index(index, "gather", x._device)
+    index = _index_arg(index, "gather", x._device)
     U.common_device("gather", x, index)
     _check_gather_shapes(x, d, index, "gather")
     if x.dim() == 0:
@@ -121,7 +139,7 @@ def _src_region(src, index):
 
 def _scatter_prep(x, dim, index, src, op):
     d = _wrap_dim(dim, x.dim(), op) if x.dim() else 0
-    index = _as_index(index, op, x._device)
+    index = _index_arg(index, op, x._device)
     if isinstance(src, Tensor):
         U.common_device(op, x, index, src)
         if src._dtype is not x._dtype:
@@ -292,14 +310,15 @@ _INDEX_SELECT = register_op("index_select", decomposition=_index_select_decomp, 
 
 
 def index_select(input, dim, index, *, out=None):
-    """The entries of ``input`` at ``index`` (1-D) along ``dim``."""
+    """The entries of ``input`` at ``index`` (1-D, indices in range) along ``dim``."""
     x = input
-    index = _as_index(index, "index_select", x._device)
+    index = _index_arg(index, "index_select", x._device)
     if index.dim() > 1:
         raise IndexError(f"index_select(): Index is supposed to be a vector, got {index.dim()}-D")
     if x.dim() == 0:
         index = check_bounds(index, 1, "index_select", 0, False)
-        return x.reshape(1).index_select(0, index.reshape(-1)).reshape(index._shape)
+        r = x.reshape(1).index_select(0, index.reshape(-1)).reshape(index._shape)
+        return r if out is None else write_out(out, r, "index_select")
     d = _wrap_dim(dim, x.dim(), "index_select")
     index = index.reshape(-1)
     index = check_bounds(index, x._shape[d], "index_select", d, False)
@@ -313,74 +332,162 @@ def _expand_index(x, d, index, src_shape):
     return index.reshape(shape).expand(src_shape)
 
 
-def index_add(input, dim, index, source, *, alpha=1):
+def _index_source_args(input, dim, index, source, op, allow_negative=False):
+    """Validate the (dim, index, source) of index_add/index_copy/index_reduce as PyTorch does:
+    a 1-D index in range, a source of input's shape except ``len(index)`` along ``dim``."""
+    d = _wrap_dim(dim, input.dim(), op) if input.dim() else 0
+    index = _index_arg(index, op, input._device)
+    if index.dim() > 1:
+        raise IndexError(f"{op}(): Index is supposed to be a vector, got {index.dim()}-D")
+    index = index.reshape(-1)
+    if not isinstance(source, Tensor):
+        raise TypeError(f"{op}(): argument 'source' must be Tensor, not {type(source).__name__}")
+    n = index._shape[0]
+    src_n = source._shape[d] if source.dim() else 1
+    if src_n != n:
+        raise U.IndexOutOfRangeError(f"{op}(): Number of indices ({n}) should be equal to source.size(dim) ({src_n}) "
+                         f"(input {list(input._shape)}, source {list(source._shape)}, dim {d})")
+    if max(input.dim(), 1) != max(source.dim(), 1) or any(
+            i != d and source._shape[i] != input._shape[i] for i in range(source.dim())):
+        raise RuntimeError(f"{op}(): source tensor shape must match self tensor shape, excluding the specified "
+                           f"dimension. Got self.shape = {list(input._shape)} source.shape = {list(source._shape)}")
+    if source._dtype is not input._dtype:
+        raise RuntimeError(f"{op}(): self ({input._dtype.name}) and source ({source._dtype.name}) must have the "
+                           "same scalar type")
+    index = check_bounds(index, input._shape[d] if input.dim() else 1, op, d, allow_negative)
+    return d, index
+
+
+def _as_1d(x):
+    return x.reshape(1) if x.dim() == 0 else x
+
+
+def index_add(input, dim, index, source, *, alpha=1, out=None):
     """A copy of ``input`` with ``alpha * source`` added at ``index`` along ``dim``."""
-    d = _wrap_dim(dim, input.dim(), "index_add") if input.dim() else 0
-    index = _as_index(index, "index_add", input._device).reshape(-1)
-    index = check_bounds(index, input._shape[d] if input.dim() else 1, "index_add", d, False)
-    src = source if alpha == 1 else source * alpha
-    if src.dim() != input.dim() or src._shape[d] != index._shape[0]:
-        raise RuntimeError(f"index_add_(): source of shape {list(source._shape)} doesn't match index of length "
-                           f"{index._shape[0]} along dim {d} of input {list(input._shape)}")
-    return scatter_add(input, d, _expand_index(input, d, index, src._shape), src)
+    d, index = _index_source_args(input, dim, index, source, "index_add")
+    src = _as_1d(source if alpha == 1 else source * alpha)
+    r = scatter_add(_as_1d(input), d, _expand_index(input, d, index, src._shape), src).reshape(input._shape)
+    return r if out is None else write_out(out, r, "index_add")
 
 
 def index_add_(self, dim, index, source, *, alpha=1):
-    d = _wrap_dim(dim, self.dim(), "index_add_") if self.dim() else 0
-    index = _as_index(index, "index_add_", self._device).reshape(-1)
-    index = check_bounds(index, self._shape[d] if self.dim() else 1, "index_add_", d, False)
-    src = source if alpha == 1 else source * alpha
-    return scatter_add_(self, d, _expand_index(self, d, index, src._shape), src)
+    """In-place :func:`index_add`."""
+    d, index = _index_source_args(self, dim, index, source, "index_add_")
+    src = _as_1d(source if alpha == 1 else source * alpha)
+    target = _as_1d(self)
+    scatter_add_(target, d, _expand_index(self, d, index, src._shape), src)
+    return self
 
 
-def index_copy(input, dim, index, source):
+def index_copy(input, dim, index, source, *, out=None):
     """A copy of ``input`` with ``source`` written at ``index`` along ``dim``."""
-    d = _wrap_dim(dim, input.dim(), "index_copy") if input.dim() else 0
-    index = _as_index(index, "index_copy", input._device).reshape(-1)
-    index = check_bounds(index, input._shape[d] if input.dim() else 1, "index_copy", d, False)
-    return scatter(input, d, _expand_index(input, d, index, source._shape), source)
+    d, index = _index_source_args(input, dim, index, source, "index_copy")
+    src = _as_1d(source)
+    r = scatter(_as_1d(input), d, _expand_index(input, d, index, src._shape), src).reshape(input._shape)
+    return r if out is None else write_out(out, r, "index_copy")
 
 
 def index_copy_(self, dim, index, source):
-    return self.copy_(index_copy(self, dim, index, source))
+    """In-place :func:`index_copy`."""
+    d, index = _index_source_args(self, dim, index, source, "index_copy_")
+    src = _as_1d(source)
+    _scatter_inplace(_as_1d(self), d, _expand_index(self, d, index, src._shape), src)
+    return self
+
+
+def _index_fill_args(input, dim, index, value, op):
+    d = _wrap_dim(dim, input.dim(), op) if input.dim() else 0
+    index = _index_arg(index, op, input._device)
+    if index.dim() > 1:
+        raise IndexError(f"{op}(): Index has to be a vector, got {index.dim()}-D")
+    index = check_bounds(index.reshape(-1), input._shape[d] if input.dim() else 1, op, d, True)
+    if isinstance(value, Tensor):
+        if value.dim() != 0:
+            raise RuntimeError(f"{op}(): only supports a 0-dimensional value tensor, but got tensor with "
+                               f"{value.dim()} dimension(s).")
+        value = value.item()
+    shape = list(input._shape) or [1]
+    shape[d] = index._shape[0]
+    return d, _expand_index(input, d, index, tuple(shape)), value
 
 
 def index_fill(input, dim, index, value):
-    """A copy of ``input`` with ``value`` written at ``index`` along ``dim``."""
-    d = _wrap_dim(dim, input.dim(), "index_fill") if input.dim() else 0
-    index = _as_index(index, "index_fill", input._device).reshape(-1)
-    index = check_bounds(index, input._shape[d] if input.dim() else 1, "index_fill", d, True)
-    shape = list(input._shape)
-    if shape:
-        shape[d] = index._shape[0]
-    return scatter(input, d, _expand_index(input, d, index, tuple(shape)) if shape else index, value=value
-                   if not isinstance(value, Tensor) else value.item())
+    """A copy of ``input`` with ``value`` written at ``index`` (negative counts from the end) along ``dim``."""
+    d, idx, value = _index_fill_args(input, dim, index, value, "index_fill")
+    return scatter(_as_1d(input), d, idx, value=value).reshape(input._shape)
 
 
 def index_fill_(self, dim, index, value):
-    return self.copy_(index_fill(self, dim, index, value))
+    """In-place :func:`index_fill`."""
+    d, idx, value = _index_fill_args(self, dim, index, value, "index_fill_")
+    _scatter_inplace(_as_1d(self), d, idx, value)
+    return self
 
 
-def index_reduce(input, dim, index, source, reduce, *, include_self=True):
-    d = _wrap_dim(dim, input.dim(), "index_reduce")
-    index = _as_index(index, "index_reduce", input._device).reshape(-1)
-    return scatter_reduce(input, d, _expand_index(input, d, index, source._shape), source, reduce, include_self=include_self)
+def index_reduce(input, dim, index, source, reduce, *, include_self=True, out=None):
+    """Reduce rows of ``source`` into ``input`` at ``index`` along ``dim`` ('prod', 'mean', 'amax', 'amin')."""
+    if reduce not in ("prod", "mean", "amax", "amin"):
+        raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got {reduce}.")
+    d, index = _index_source_args(input, dim, index, source, "index_reduce")
+    src = _as_1d(source)
+    r = scatter_reduce(_as_1d(input), d, _expand_index(input, d, index, src._shape), src, reduce,
+                       include_self=include_self).reshape(input._shape)
+    return r if out is None else write_out(out, r, "index_reduce")
 
 
-def take(input, index):
+def index_reduce_(self, dim, index, source, reduce, *, include_self=True):
+    """In-place :func:`index_reduce`."""
+    from .elementwise import write_back
+    return write_back(self, index_reduce(self, dim, index, source, reduce, include_self=include_self), "index_reduce_")
+
+
+def take(input, index, *, out=None):
     """``input.flatten()[index]`` (negative indices count from the end)."""
-    index = _as_index(index, "take", input._device)
+    index = _index_arg(index, "take", input._device)
     flat = input.reshape(-1)
     idx = check_bounds(index, flat._shape[0], "take", 0, True)
-    return index_select(flat, 0, idx.reshape(-1)).reshape(index._shape)
+    r = index_select(flat, 0, idx.reshape(-1)).reshape(index._shape)
+    return r if out is None else write_out(out, r, "take")
 
 
-def take_along_dim(input, indices, dim=None):
-    """``gather`` with broadcasting between ``input`` and ``indices``."""
-    indices = _as_index(indices, "take_along_dim", input._device)
+def _put_args(self, index, source, op):
+    index = _index_arg(index, op, self._device)
+    if not isinstance(source, Tensor):
+        raise TypeError(f"{op}(): argument 'source' must be Tensor, not {type(source).__name__}")
+    if source.numel() != index.numel():
+        raise RuntimeError(f"{op}(): Expected source and index to have the same number of elements, but got "
+                           f"source.numel() = {source.numel()}, index.numel() = {index.numel()}")
+    if source._dtype is not self._dtype:
+        raise RuntimeError(f"{op}(): self ({self._dtype.name}) and source ({source._dtype.name}) must have the same "
+                           "scalar type")
+    return check_bounds(index.reshape(-1), self.numel(), op, 0, True), source.reshape(-1)
+
+
+def put(input, index, source, accumulate: bool = False):
+    """A copy of ``input`` with ``source`` written at flat positions ``index`` (summed with
+    ``accumulate``; negative indices count from the end)."""
+    idx, src = _put_args(input, index, source, "put")
+    return index_put(input.reshape(-1), (idx,), src, accumulate).reshape(input._shape)
+
+
+def put_(self, index, source, accumulate: bool = False):
+    """In-place :func:`put`."""
+    idx, src = _put_args(self, index, source, "put_")
+    from .elementwise import write_back
+    return write_back(self, index_put(self.reshape(-1), (idx,), src, accumulate).reshape(self._shape), "put_")
+
+
+def take_along_dim(input, indices, dim=None, *, out=None):
+    """``gather`` with broadcasting between ``input`` and ``indices`` (negative indices count
+    from the end; PyTorch reads out-of-range ones unchecked, ember refuses them)."""
+    indices = _index_arg(indices, "take_along_dim", input._device, "indices")
     if dim is None:
-        return take(input, indices.reshape(-1))
+        r = take(input, indices.reshape(-1))
+        return r if out is None else write_out(out, r, "take_along_dim")
     d = _wrap_dim(dim, input.dim(), "take_along_dim")
+    if indices.dim() != input.dim():
+        raise RuntimeError(f"take_along_dim(): input and indices should have the same number of dimensions, but got "
+                           f"{input.dim()} dimensions for input, and {indices.dim()} dimensions for indices")
     s_in = list(input._shape)
     s_ix = list(indices._shape)
     s_in[d] = 1
@@ -391,7 +498,8 @@ def take_along_dim(input, indices, dim=None):
     ii = list(b)
     ii[d] = indices._shape[d]
     idx = check_bounds(indices, input._shape[d], "take_along_dim", d, True)
-    return gather(input.expand(xi), d, idx.expand(ii))
+    r = gather(input.expand(xi), d, idx.expand(ii))
+    return r if out is None else write_out(out, r, "take_along_dim")
 
 
 # -- masked ops --------------------------------------------------------------------------------
@@ -430,11 +538,12 @@ def masked_fill_(self, mask, value):
     return self.copy_(masked_fill(self, mask, value))
 
 
-def masked_select(input, mask):
+def masked_select(input, mask, *, out=None):
     """The elements where ``mask`` (broadcast with input) is True, as a 1-D tensor."""
     mask = _mask_arg(mask, "masked_select")
     shape = U.broadcast_shapes(input._shape, mask._shape, "masked_select")
-    return getitem(input.expand(shape), mask.expand(shape))
+    r = getitem(input.expand(shape), mask.expand(shape))
+    return r if out is None else write_out(out, r, "masked_select")
 
 
 def masked_scatter(input, mask, source):
@@ -552,15 +661,8 @@ def unique(input, sorted: bool = True, return_inverse: bool = False, return_coun
     from .. import _factory
     x = input.detach()
     if dim is not None:
-        a = x._host()
         d = _wrap_dim(dim, x.dim(), "unique")
-        vals, inv, cnt = np.unique(a, axis=d, return_inverse=True, return_counts=True)
-        out = [_factory.tensor(vals, dtype=x._dtype, device=x._device)]
-        if return_inverse:
-            out.append(_factory.tensor(inv.reshape(-1), dtype=_INT64, device=x._device))
-        if return_counts:
-            out.append(_factory.tensor(cnt, dtype=_INT64, device=x._device))
-        return out[0] if len(out) == 1 else tuple(out)
+        return _unique_slices(x, d, return_inverse, return_counts, consecutive=False)
     flat = x.reshape(-1)
     n = flat._shape[0]
     if n == 0:
@@ -590,12 +692,42 @@ def unique(input, sorted: bool = True, return_inverse: bool = False, return_coun
     return res[0] if len(res) == 1 else tuple(res)
 
 
+def _unique_slices(x, d, return_inverse, return_counts, consecutive):
+    """unique / unique_consecutive along ``dim``: the distinct slices ``x.select(d, i)``, sorted
+    lexicographically unless ``consecutive`` (stable sorts by each element, last one first)."""
+    from .. import _factory
+    from .elementwise import ne
+    from .reduction import any as _any, cumsum
+    from .shape import cat
+    n = x._shape[d]
+    rows = x.movedim(d, 0).reshape(n, -1) if n else x.movedim(d, 0).reshape(0, max(1, x.numel()))
+    perm = _factory.arange(n, device=x._device)
+    if not consecutive:
+        for j in range(rows._shape[1] - 1, -1, -1):
+            _, o = sort(index_select(rows[:, j], 0, perm), stable=True)
+            perm = index_select(perm, 0, o)
+    srt = index_select(rows, 0, perm)
+    first = _factory.ones(min(n, 1), dtype=D.bool, device=x._device)
+    flags = cat([first, _any(ne(srt[1:], srt[:-1]), 1)]) if n > 1 else first
+    keep = nonzero(flags).reshape(-1)
+    res = [index_select(x, d, index_select(perm, 0, keep))]
+    if return_inverse:
+        gid = cumsum(flags.to(_INT64), 0) - 1
+        res.append(scatter(_factory.zeros(n, dtype=_INT64, device=x._device), 0, perm, gid) if n else gid)
+    if return_counts:
+        ends = cat([keep[1:], _factory.tensor([n], device=x._device)]) if n else keep
+        res.append(ends - keep)
+    return res[0] if len(res) == 1 else tuple(res)
+
+
 def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
+    """Collapse runs of equal consecutive values (or slices along ``dim``)."""
     from .. import _factory
     from .elementwise import ne
     from .shape import cat
     if dim is not None:
-        raise NotImplementedError("unique_consecutive(dim=...) is not implemented")
+        x = input.detach()
+        return _unique_slices(x, _wrap_dim(dim, x.dim(), "unique_consecutive"), return_inverse, return_counts, True)
     flat = input.detach().reshape(-1)
     n = flat._shape[0]
     first = _factory.ones(1, dtype=D.bool, device=input._device)
@@ -634,6 +766,11 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
         right = side == "right"
     seq = sorted_sequence
     if sorter is not None:
+        sorter = _index_arg(sorter, "searchsorted", seq._device, "sorter")
+        if sorter._shape != seq._shape:
+            raise RuntimeError(f"searchsorted(): boundary and sorter must have the same size, but got boundary tensor "
+                               f"{list(seq._shape)} and got sorter tensor {list(sorter._shape)}")
+        check_bounds(sorter, seq._shape[-1] if seq.dim() else 1, "searchsorted(): sorter", seq.dim() - 1, False)
         seq = gather(seq, -1, sorter)
     scalar = not isinstance(input, Tensor)
     vals = _factory.tensor(input, dtype=seq._dtype, device=seq._device) if scalar else input
@@ -661,10 +798,11 @@ def bucketize(input, boundaries, *, out_int32=False, right=False, out=None):
 def bincount(input, weights=None, minlength: int = 0):
     """Count of each non-negative integer in a 1-D tensor (weighted when ``weights`` is given)."""
     from .. import _factory
+    if input._dtype.category != D._INT:
+        raise U.dtype_not_implemented("bincount_cpu", input._dtype, "bincount only supports 1-d non-negative "
+                                      "integral inputs")
     if input.dim() != 1:
         raise RuntimeError(f"bincount only supports 1-d non-negative integral inputs (got {input.dim()}-d)")
-    if input._dtype.category != D._INT:
-        raise RuntimeError(f"bincount only supports 1-d non-negative integral inputs (got {input._dtype})")
     if minlength < 0:
         raise RuntimeError("minlength should be >= 0")
     n = input._shape[0]
@@ -686,7 +824,7 @@ def histc(input, bins: int = 100, min=0, max=0, *, out=None):
     from .elementwise import floor, logical_and, ge, le
     x = input.detach()
     if x._dtype.category != D._FLOAT:
-        raise RuntimeError(f"\"histogram_cpu\" not implemented for '{x._dtype.name}'")
+        raise U.dtype_not_implemented("histogram_cpu", x._dtype)
     if bins <= 0:
         raise RuntimeError("bins must be > 0")
     lo, hi = float(min), float(max)
@@ -842,20 +980,44 @@ def _norm_indices(x, indices, op):
     return tuple(out)
 
 
+def _check_put_values(x, ind, values, op):
+    """``values`` must broadcast to the shape of ``x[ind]`` (a RuntimeError as PyTorch, never a
+    partial write)."""
+    adv = [i for i, t in enumerate(ind) if t is not None]
+    idx = U.broadcast_all([ind[i]._shape for i in adv], op)
+    target = tuple(_index_result_shape(x._shape, adv, idx, adv == list(range(adv[0], adv[0] + len(adv)))))
+    if values._shape == target:
+        return values
+    vs = values._shape
+    while len(vs) > len(target) and vs[0] == 1:  # leading size-1 dims are dropped, as PyTorch
+        vs = vs[1:]
+    try:
+        ok = U.broadcast_shapes(target, vs) == target
+    except RuntimeError:
+        ok = False
+    if not ok:
+        raise RuntimeError(f"{op}: shape mismatch: value tensor of shape {list(values._shape)} cannot be broadcast "
+                           f"to indexing result of shape {list(target)}")
+    return values.reshape(vs) if vs != values._shape else values
+
+
 def index_put(input, indices, values, accumulate: bool = False):
     """A copy of ``input`` with ``values`` at ``input[indices]`` (summed with ``accumulate``)."""
     ind = _norm_indices(input, tuple(indices), "index_put")
     values = _values_for(input, values, "index_put")
     if not ind:
         return input.clone().copy_(values) if not accumulate else input + values
+    values = _check_put_values(input, ind, values, "index_put")
     return dispatch(_INDEX_PUT, input._device, (input, ind, values, bool(accumulate)), (input, values))
 
 
 def index_put_(self, indices, values, accumulate: bool = False):
+    """In-place :func:`index_put`."""
     ind = _norm_indices(self, tuple(indices), "index_put_")
     values = _values_for(self, values, "index_put_")
     if not ind:
         return self.copy_(values) if not accumulate else self.add_(values)
+    values = _check_put_values(self, ind, values, "index_put_")
     return inplace(_INDEX_PUT, self, self._device, (self, ind, values, bool(accumulate)), (self, values), 0)
 
 
@@ -872,6 +1034,14 @@ def _values_for(x, values, op):
 
 # -- __getitem__ / __setitem__ -------------------------------------------------------------------
 
+def _list_as_tuple(key) -> bool:
+    """PyTorch's (and old numpy's) rule: a short list holding a slice, None, Ellipsis, a sequence
+    or a tensor is a tuple of indices, so ``x[[[0, 1], [1, 2]]]`` is ``x[[0, 1], [1, 2]]``."""
+    if not isinstance(key, list) or len(key) >= 32:
+        return False
+    return any(k is None or k is Ellipsis or isinstance(k, (slice, list, tuple, Tensor, np.ndarray)) for k in key)
+
+
 def _is_int_index(k) -> bool:
     return (isinstance(k, int) and not isinstance(k, bool)) or isinstance(k, np.integer)
 
@@ -880,7 +1050,7 @@ def _parse(x, key):
     """Apply the basic part of ``key`` as views; return (view, advanced indices or None)."""
     from .views import select, slice_dim, unsqueeze
     if not isinstance(key, tuple):
-        key = (key,)
+        key = tuple(key) if _list_as_tuple(key) else (key,)
     consumed = 0
     for k in key:
         if k is None or k is Ellipsis or isinstance(k, bool):
@@ -983,4 +1153,5 @@ def setitem(x: Tensor, key, value) -> None:
     if not ind:
         v.copy_(vals)
         return
+    vals = _check_put_values(v, ind, vals, "index_put_")
     inplace(_INDEX_PUT, v, v._device, (v, ind, vals, False), (v, vals), 0)

@@ -79,7 +79,12 @@ def cat(tensors, dim: int = 0, *, out=None):
     return r if out is None else write_out(out, r, "cat")
 
 
-concat = concatenate = cat
+concat = cat
+
+
+def concatenate(tensors, axis: int = 0, out=None):
+    """numpy-style alias of :func:`cat` (``axis`` is ``dim``)."""
+    return cat(tensors, axis, out=out)
 
 
 def stack(tensors, dim: int = 0, *, out=None):
@@ -138,7 +143,7 @@ def flip(input, dims):
     """Reverse the order of elements along ``dims`` (a copy)."""
     dims = (dims,) if isinstance(dims, int) else tuple(dims)
     nd = input.dim()
-    dd = tuple(sorted({_wrap_dim(d, nd, "flip") for d in dims})) if nd else ()
+    dd = U.dims_arg(dims, nd, "flip") if dims else ()
     if not dd:
         return input.clone()
     return dispatch(_FLIP, input._device, (input, dd), (input,))
@@ -319,9 +324,8 @@ def meshgrid(*tensors, indexing: str = "ij"):
         s = [1] * len(ts)
         s[i] = shape[i]
         out.append(t.reshape(s).expand(shape))
-    if swap:
+    if swap:  # computed for (y, x, ...) in 'ij' order: the grids come out with shape (len(y), len(x), ...)
         out[0], out[1] = out[1], out[0]
-        out = [o.transpose(0, 1) for o in out]
     return tuple(out)
 
 

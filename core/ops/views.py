@@ -568,13 +568,20 @@ def tensor_split(input: Tensor, indices_or_sections, dim: int = 0):
             out.append(narrow(input, d, start, s))
             start += s
         return tuple(out)
-    idx = list(indices_or_sections)
-    out, prev = [], 0
-    for i in idx + [size]:
-        i = max(min(i, size), prev)
-        out.append(narrow(input, d, prev, i - prev))
-        prev = i
+    # split points behave as python slice bounds: x[:i0], x[i0:i1], ..., x[ik:]
+    def bound(v):
+        v = int(v)
+        return min(max(v + size if v < 0 else v, 0), size)
+    points = [0] + [bound(i) for i in indices_or_sections] + [size]
+    out = []
+    for a, b in zip(points[:-1], points[1:]):
+        out.append(narrow(input, d, a, max(0, b - a)))
     return tuple(out)
+
+
+def split_with_sizes(tensor: Tensor, split_sizes, dim: int = 0):
+    """Views of the given sizes along ``dim`` (they must sum to its length)."""
+    return split(tensor, list(split_sizes), dim)
 
 
 def unbind(input: Tensor, dim: int = 0):
