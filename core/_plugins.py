@@ -85,11 +85,16 @@ def _blocked() -> set:
     return {s.strip() for s in os.environ.get("EMBER_DISABLE_PLUGINS", "").split(",") if s.strip()}
 
 
+# built-in parts of ember, loaded like entry points so that they register through the same hooks
+BUILTIN_PLUGINS = (metadata.EntryPoint("mpi", "ember.distributed._plugin", "ember"),)
+
+
 def _entry_points():
     try:
-        return metadata.entry_points(group="ember")
+        eps = metadata.entry_points(group="ember")
     except TypeError:  # pragma: no cover - python < 3.10
-        return metadata.entry_points().get("ember", [])
+        eps = metadata.entry_points().get("ember", [])
+    return list(BUILTIN_PLUGINS) + list(eps)
 
 
 def load() -> None:
@@ -108,6 +113,9 @@ def load() -> None:
             seen.add(ep.name)
             dist = getattr(ep, "dist", None)
             info = PluginInfo(ep.name, ep.value, getattr(dist, "name", "") or "", getattr(dist, "version", "") or "")
+            if ep in BUILTIN_PLUGINS:
+                from . import __version__
+                info.distribution, info.version = "ember (built in)", __version__
             plugins[ep.name] = info
             if ep.name in blocked:
                 info.blocked = True
