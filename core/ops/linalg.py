@@ -42,7 +42,7 @@ def _check_mm_dtypes(a, b, op):
     if a._dtype is not b._dtype:
         raise RuntimeError(f"{op}: expected m1 and m2 to have the same dtype, but got: {a._dtype.name} != {b._dtype.name}")
     if a._dtype is D.bool:
-        raise RuntimeError(f"{op}: \"addmm_impl_cpu_\" not implemented for 'Bool'")
+        raise U.dtype_not_implemented("addmm_impl_cpu_", a._dtype, f"{op} of {U.desc(a)} and {U.desc(b)}")
 
 
 def matmul(input, other, *, out=None):
@@ -152,9 +152,62 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     return r if out is None else write_out(out, r, "baddbmm")
 
 
-def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
+def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
+    """``beta * input + alpha * sum_b(batch1[b] @ batch2[b])``."""
     p = _scaled(bmm(batch1, batch2).sum(0), alpha)
-    return p if beta == 0 else p + _scaled(input, beta)
+    r = p if beta == 0 else p + _scaled(input, beta)
+    return r if out is None else write_out(out, r, "addbmm")
+
+
+def _inplace_of(fn, name):
+    def method(self, *args, **kwargs):
+        from .elementwise import write_back
+        return write_back(self, fn(self, *args, **kwargs), name)
+    method.__name__ = name
+    method.__doc__ = f"In-place :func:`{fn.__name__}`."
+    return method
+
+
+addmm_ = _inplace_of(addmm, "addmm_")
+addmv_ = _inplace_of(addmv, "addmv_")
+addr_ = _inplace_of(addr, "addr_")
+baddbmm_ = _inplace_of(baddbmm, "baddbmm_")
+addbmm_ = _inplace_of(addbmm, "addbmm_")
+
+
+def matrix_power(input, n: int):
+    """``input`` (a square matrix or a batch of them) multiplied by itself ``n`` times (n >= 0;
+    negative powers need an inverse, which ember does not have yet)."""
+    if input.dim() < 2 or input._shape[-1] != input._shape[-2]:
+        raise RuntimeError(f"linalg.matrix_power: A must be batches of square matrices, but they are "
+                           f"{' by '.join(str(s) for s in input._shape[-2:])} matrices ({U.desc(input)})")
+    if n < 0:
+        raise NotImplementedError("matrix_power: negative powers need a matrix inverse, which ember does not have yet")
+    if n == 0:
+        from .. import _factory
+        eye = _factory.eye(input._shape[-1], dtype=input._dtype, device=input._device)
+        return eye.expand(input._shape).clone()
+    result, base = None, input
+    while n:  # square-and-multiply
+        if n & 1:
+            result = base if result is None else matmul(result, base)
+        n >>= 1
+        if n:
+            base = matmul(base, base)
+    return result if result is not input else input.clone()
+
+
+def chain_matmul(*matrices, out=None):
+    """The product of 2-D matrices, left to right (deprecated in PyTorch: use ``linalg.multi_dot``)."""
+    if len(matrices) == 1 and isinstance(matrices[0], (list, tuple)):
+        matrices = tuple(matrices[0])
+    if not matrices:
+        raise RuntimeError("chain_matmul(): Expected one or more matrices")
+    r = matrices[0]
+    for m in matrices[1:]:
+        r = mm(r, m)
+    r = r.clone() if len(matrices) == 1 else r
+    return r if out is None else write_out(out, r, "chain_matmul")
 
 
 def tensordot(a, b, dims=2, out=None):
