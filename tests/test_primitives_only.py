@@ -9,7 +9,6 @@ from ember.testing.suite.test_03_primitives import *  # noqa: F401,F403
 from ember.testing.suite.test_04_composites import *  # noqa: F401,F403
 from ember.testing.suite.test_05_autograd import *  # noqa: F401,F403
 from ember.testing.suite.test_07_optim import *  # noqa: F401,F403
-from ember.testing.suite.test_07_optim import *  # noqa: F401,F403
 from ember.testing.suite.test_08_serialization import *  # noqa: F401,F403
 
 ember_backends = ["primitives"]
