@@ -1,0 +1,185 @@
+"""Read and write the safetensors format (``pip install 'ember[safetensors]'``).
+
+The functions mirror ``safetensors.torch``: :func:`save_file`, :func:`load_file`, :func:`save`,
+:func:`load` and :func:`safe_open`, working on dicts of ember tensors through the ``safetensors``
+package's numpy API. A safetensors file holds only named tensors and string metadata (no pickle),
+so loading one never runs code. ``save_file`` is crash safe like :func:`ember.save`: it writes a
+temporary file beside the target and renames it into place.
+
+>>> import ember, tempfile, os
+>>> from ember.utils import safetensors as st
+>>> path = os.path.join(tempfile.mkdtemp(), "model.safetensors")
+>>> st.save_file({"w": ember.ones(2, 3)}, path, metadata={"format": "pt"})
+>>> st.load_file(path)["w"].shape
+ember.Size([2, 3])
+"""
+from __future__ import annotations
+
+import os
+from typing import Dict, Optional, Union
+
+import numpy as np
+
+try:
+    import safetensors as _st
+    import safetensors.numpy as _st_numpy
+except ImportError as e:  # pragma: no cover - depends on the environment
+    raise ImportError("ember.utils.safetensors needs the safetensors package: pip install 'ember[safetensors]'") from e
+
+from .. import _dtype as D
+from .._tensor import Tensor
+
+__all__ = ["save_file", "load_file", "save", "load", "safe_open"]
+
+# safetensors' dtype tags -> ember dtypes (what the numpy API lacks: BF16 comes back as ml_dtypes)
+_TAGS = {"BOOL": D.bool, "U8": D.uint8, "I8": D.int8, "I16": D.int16, "I32": D.int32, "I64": D.int64,
+         "F16": D.float16, "BF16": D.bfloat16, "F32": D.float32, "F64": D.float64}
+_FRAMEWORKS = ("pt", "torch", "ember", "np", "numpy")
+
+
+def _host_arrays(tensors: Dict[str, Tensor], op: str) -> Dict[str, np.ndarray]:
+    """Contiguous host arrays of ``tensors``; refuses tensors that overlap in memory."""
+    if not isinstance(tensors, dict):
+        raise TypeError(f"{op}: expected a dict of name -> tensor, got {type(tensors).__name__}")
+    spans: dict = {}
+    out = {}
+    for name, t in tensors.items():
+        if not isinstance(name, str):
+            raise TypeError(f"{op}: tensor names must be str, got {type(name).__name__} {name!r}")
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{op}: '{name}' is a {type(t).__name__}, not a tensor")
+        if t.numel():
+            isz = t._dtype.itemsize
+            lo = t._offset * isz
+            hi = lo + (1 + sum((s - 1) * st for s, st in zip(t._shape, t._stride))) * isz
+            for other, (olo, ohi) in spans.get(id(t._storage), {}).items():
+                if lo < ohi and olo < hi:
+                    raise RuntimeError(
+                        f"{op}: tensors '{other}' and '{name}' share memory; safetensors stores each tensor "
+                        "on its own, so they would not be tied after loading. Save only one of them, or .clone() "
+                        "one to save independent copies.")
+            spans.setdefault(id(t._storage), {})[name] = (lo, hi)
+        a = t.detach()._host()
+        out[name] = a if a.flags.c_contiguous else a.copy(order="C")   # (ascontiguousarray makes 0-d 1-d)
+    return out
+
+
+def _check_metadata(metadata, op: str) -> None:
+    if metadata is None:
+        return
+    if not isinstance(metadata, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in metadata.items()):
+        raise TypeError(f"{op}: metadata must be a dict of str -> str, got {metadata!r:.100}")
+
+
+def _to_tensor(arr: np.ndarray, device) -> Tensor:
+    from .. import _devices
+    from .._factory import _from_host
+    if not arr.flags.writeable:   # a view of a read-only buffer: tensors must be writable
+        arr = arr.copy()
+    dev = _devices.canonical(device)
+    return _from_host(arr, D.from_numpy_dtype(arr.dtype), dev)
+
+
+def save_file(tensors: Dict[str, Tensor], filename: Union[str, os.PathLike],
+              metadata: Optional[Dict[str, str]] = None) -> None:
+    """Write ``tensors`` (name -> tensor, any device) to a safetensors file, crash safely."""
+    from ..serialization import _AtomicFile
+    arrays = _host_arrays(tensors, "save_file")
+    _check_metadata(metadata, "save_file")
+    target = _AtomicFile(os.fspath(filename), fsync=True)
+    try:
+        target.file.close()   # safetensors writes the temporary file by name
+        _st_numpy.save_file(arrays, target.tmp, metadata=metadata)
+        target.commit()
+    except BaseException:
+        target.abort()
+        raise
+
+
+def save(tensors: Dict[str, Tensor], metadata: Optional[Dict[str, str]] = None) -> bytes:
+    """The safetensors encoding of ``tensors`` as bytes."""
+    arrays = _host_arrays(tensors, "save")
+    _check_metadata(metadata, "save")
+    return _st_numpy.save(arrays, metadata=metadata)
+
+
+def load_file(filename: Union[str, os.PathLike], device: Union[str, object] = "cpu") -> Dict[str, Tensor]:
+    """Read every tensor of a safetensors file onto ``device``."""
+    with safe_open(filename, device=device) as f:
+        return {k: f.get_tensor(k) for k in f.keys()}
+
+
+def load(data: bytes, device: Union[str, object] = "cpu") -> Dict[str, Tensor]:
+    """Decode safetensors ``data`` (bytes) into tensors on ``device``."""
+    try:
+        entries = _st.deserialize(data)
+    except Exception as e:
+        raise RuntimeError(f"ember.utils.safetensors.load: not a valid safetensors buffer ({e})") from None
+    out = {}
+    for name, info in entries:
+        dt = _TAGS.get(info["dtype"])
+        if dt is None:
+            raise TypeError(f"ember.utils.safetensors.load: tensor '{name}' has dtype {info['dtype']}, which ember "
+                            f"does not support (supported: {', '.join(_TAGS)})")
+        arr = np.frombuffer(info["data"], dtype=dt.np).reshape(info["shape"])
+        out[name] = _to_tensor(arr, device)
+    return out
+
+
+class safe_open:
+    """Open a safetensors file lazily: ``keys()``, ``metadata()``, ``get_tensor(name)`` and
+    ``get_slice(name)[...]`` read only what is asked for.
+
+    ``framework`` is accepted for code written for ``safetensors.torch`` (``"pt"``); tensors are
+    ember tensors on ``device``.
+
+    >>> # with safe_open("model.safetensors", framework="pt", device="cpu") as f:
+    >>> #     w = f.get_tensor("w")
+    """
+
+    def __init__(self, filename: Union[str, os.PathLike], framework: str = "pt", device: Union[str, object] = "cpu"):
+        if framework not in _FRAMEWORKS:
+            raise ValueError(f"safe_open: framework must be one of {_FRAMEWORKS}, got {framework!r}")
+        self._device = device
+        try:
+            self._f = _st.safe_open(os.fspath(filename), framework="np")
+        except Exception as e:
+            if isinstance(e, (FileNotFoundError, IsADirectoryError, PermissionError)):
+                raise
+            raise RuntimeError(f"ember.utils.safetensors: {os.fspath(filename)!r} is not a readable safetensors file "
+                               f"({type(e).__name__}: {e})") from None
+        self._h = self._f.__enter__()
+
+    def __enter__(self) -> "safe_open":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._f.__exit__(*exc)
+
+    def keys(self) -> list:
+        return list(self._h.keys())
+
+    def metadata(self) -> Optional[Dict[str, str]]:
+        return self._h.metadata()
+
+    def get_tensor(self, name: str) -> Tensor:
+        return _to_tensor(self._h.get_tensor(name), self._device)
+
+    def get_slice(self, name: str) -> "_Slice":
+        return _Slice(self._h.get_slice(name), self._device)
+
+
+class _Slice:
+    """Part of one tensor of a file: ``get_shape()``, ``get_dtype()``, and ``[...]`` to read."""
+
+    def __init__(self, s, device):
+        self._s, self._device = s, device
+
+    def get_shape(self) -> list:
+        return self._s.get_shape()
+
+    def get_dtype(self) -> str:
+        return self._s.get_dtype()
+
+    def __getitem__(self, index) -> Tensor:
+        return _to_tensor(np.asarray(self._s[index]), self._device)
