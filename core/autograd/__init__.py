@@ -6,7 +6,7 @@ grad; ``backward()`` walks the graph once in reverse (:mod:`ember.autograd.engin
 from __future__ import annotations
 
 from .. import _state
-from . import graph
+from . import engine, graph
 from .engine import backward, grad
 from .function import Function, FunctionCtx, InplaceFunction, NestedIOFunction, once_differentiable
 from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
@@ -24,6 +24,9 @@ def Variable(data, requires_grad: bool = False, volatile: bool = False):
     if requires_grad:
         data.requires_grad_(True)
     return data
+
+
+Variable._execution_engine = engine  # PyTorch's home of queue_callback
 
 
 class detect_anomaly:

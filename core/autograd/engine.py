@@ -2,11 +2,29 @@
 from __future__ import annotations
 
 import heapq
+import threading
 
 from .. import _state
 from .graph import AccumulateGrad, edge_of
 
 _grad = _state.grad
+
+
+class _Callbacks(threading.local):
+    def __init__(self) -> None:
+        self.stack: list = []  # one list per backward pass running in this thread (innermost last)
+
+
+_callbacks = _Callbacks()
+
+
+def queue_callback(callback) -> None:
+    """Run ``callback()`` once the backward pass now running has finished (call it from a hook or
+    a backward function); PyTorch's ``Variable._execution_engine.queue_callback``. DDP waits for
+    its gradient all-reduces this way."""
+    if not _callbacks.stack:
+        raise RuntimeError("Final callbacks can only be installed during backward pass.")
+    _callbacks.stack[-1].append(callback)
 
 
 def _tensors(x, what: str) -> tuple:
@@ -188,6 +206,8 @@ def run(roots, retain_graph, create_graph, capture, accumulate, user_grads=None)
     _grad.enabled = create_graph
     anomaly = _state.anomaly.enabled
     stored_storages = set()
+    callbacks: list = []
+    _callbacks.stack.append(callbacks)
     try:
         while heap:
             _, _, node = heapq.heappop(heap)
@@ -297,7 +317,10 @@ def run(roots, retain_graph, create_graph, capture, accumulate, user_grads=None)
                 if d == 0 and nxt not in queued:
                     queued.add(nxt)
                     heapq.heappush(heap, (-nxt._seq, id(nxt), nxt))
+        while callbacks:  # queued during this pass, in order (a callback may queue another)
+            callbacks.pop(0)()
     finally:
+        _callbacks.stack.pop()
         _grad.enabled = prev
     return captured
 
