@@ -481,6 +481,49 @@ def unfold(self: Tensor, dimension: int, size: int, step: int) -> Tensor:
     return _view_of(_UNFOLD, self, tuple(shape), tuple(stride), self._offset, (self, d, size, step))
 
 
+# -- in-place view ops: self takes the view's geometry (and history) --------------------------
+
+def _become(self: Tensor, v: Tensor, name: str) -> Tensor:
+    if _grad.enabled and (self._requires_grad or (self._base is not None and self._base._requires_grad)):
+        from .registry import check_inplace
+        check_inplace(self, name)
+    self._shape, self._stride, self._offset = v._shape, v._stride, v._offset
+    self._native = None
+    self._version[0] += 1
+    if v._requires_grad:
+        self._grad_fn, self._output_nr, self._requires_grad = v._grad_fn, v._output_nr, True
+    self._fn_version = self._version[0]
+    return self
+
+
+def t_(self: Tensor) -> Tensor:
+    """In-place :func:`t`."""
+    return _become(self, t(self), "t_")
+
+
+def transpose_(self: Tensor, dim0: int, dim1: int) -> Tensor:
+    """In-place :func:`transpose`."""
+    return _become(self, transpose(self, dim0, dim1), "transpose_")
+
+
+swapaxes_ = swapdims_ = transpose_
+
+
+def squeeze_(self: Tensor, dim=None) -> Tensor:
+    """In-place :func:`squeeze`."""
+    return _become(self, squeeze(self, dim), "squeeze_")
+
+
+def unsqueeze_(self: Tensor, dim: int) -> Tensor:
+    """In-place :func:`unsqueeze`."""
+    return _become(self, unsqueeze(self, dim), "unsqueeze_")
+
+
+def as_strided_(self: Tensor, size, stride, storage_offset=None) -> Tensor:
+    """In-place :func:`as_strided`."""
+    return _become(self, as_strided(self, size, stride, storage_offset), "as_strided_")
+
+
 def alias(input: Tensor) -> Tensor:
     return _view_of(_VIEW, input, input._shape, input._stride, input._offset, (input, input._shape))
 
