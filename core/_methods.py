@@ -125,6 +125,7 @@ def resize_(self, *sizes, memory_format=None):
     self._shape = shape
     self._stride = contiguous_strides(shape)
     self._native = None
+    self._version[0] += 1
     return self
 
 
