@@ -1,0 +1,415 @@
+"""Fast numpy kernels for ember's fused nn ops (``ember.ops.nn``): convolution by im2col + one
+GEMM per group, pooling on strided window views, fused softmax / NLL / normalisation /
+embedding / dropout. Every kernel takes the op's kernel arguments and returns new tensors; the
+core's decompositions define the semantics (the conformance suite compares both).
+
+16-bit floats compute in float32 (numpy has no fast 16-bit loops) and are cast back.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+from ember.ops.nn import _avg_divisor, _conv_out, _pool_out, _pool_pads
+
+from .backend import nd, wrap
+
+_LOW = (np.dtype(np.float16),)
+
+
+def _work(a: np.ndarray) -> np.ndarray:
+    """float32 copy of 16-bit float arrays (float16, bfloat16), else ``a``."""
+    if a.dtype.itemsize == 2 and a.dtype.kind in "fV" or a.dtype.name == "bfloat16":
+        return a.astype(np.float32)
+    return a
+
+
+def _back(r: np.ndarray, dtype) -> np.ndarray:
+    return r if r.dtype == dtype else r.astype(dtype)
+
+
+def _prod(xs) -> int:
+    n = 1
+    for x in xs:
+        n *= x
+    return n
+
+
+# -- softmax, log_softmax, nll ----------------------------------------------------------------------
+
+def k_softmax(x, dim):
+    a = _work(nd(x))
+    e = np.exp(a - a.max(axis=dim, keepdims=True))
+    e /= e.sum(axis=dim, keepdims=True)
+    return wrap(_back(e, nd(x).dtype), x._device)
+
+
+def k_log_softmax(x, dim):
+    a = _work(nd(x))
+    s = a - a.max(axis=dim, keepdims=True)
+    s -= np.log(np.exp(s).sum(axis=dim, keepdims=True))
+    return wrap(_back(s, nd(x).dtype), x._device)
+
+
+def k_nll_loss(logp, target, weight, reduction, ignore_index):
+    lp = nd(logp)
+    t = nd(target)
+    valid = t != ignore_index
+    safe = np.where(valid, t, 0)
+    C = lp.shape[1]
+    if safe.size and (safe.min() < 0 or safe.max() >= C):
+        bad = safe[(safe < 0) | (safe >= C)][0]
+        raise IndexError(f"nll_loss: Target {int(bad)} is out of bounds (the input has {C} classes).")
+    picked = lp[np.arange(lp.shape[0]), safe].astype(np.float64 if lp.dtype == np.float64 else np.float32)
+    w = valid.astype(picked.dtype)
+    if weight is not None:
+        w = w * nd(weight)[safe]
+    loss = -(picked * w)
+    if reduction == "none":
+        r = loss
+    elif reduction == "sum":
+        r = np.asarray(loss.sum())
+    else:
+        r = np.asarray(loss.sum() / w.sum()) if w.sum() != 0 else np.asarray(np.nan)
+    return wrap(r.astype(lp.dtype), logp._device)
+
+
+# -- linear ------------------------------------------------------------------------------------------
+
+def k_linear(x, w, b):
+    a, m = nd(x), nd(w)
+    dt = a.dtype
+    a, m = _work(a), _work(m)
+    r = np.matmul(a, m.T)
+    if b is not None:
+        r += _work(nd(b))
+    return wrap(_back(r, dt), x._device)
+
+
+# -- padding ------------------------------------------------------------------------------------------
+
+def _pad_np(a, lohi, value):
+    """numpy pad with (lo, hi) per dim; negative amounts crop."""
+    if all(lo >= 0 and hi >= 0 for lo, hi in lohi):
+        if not any(lo or hi for lo, hi in lohi):
+            return a
+        out = np.full(tuple(s + lo + hi for s, (lo, hi) in zip(a.shape, lohi)), value, dtype=a.dtype)
+        out[tuple(slice(lo, lo + s) for s, (lo, _) in zip(a.shape, lohi))] = a
+        return out
+    src = a[tuple(slice(max(-lo, 0), s - max(-hi, 0)) for s, (lo, hi) in zip(a.shape, lohi))]
+    return _pad_np(src, [(max(lo, 0), max(hi, 0)) for lo, hi in lohi], value)
+
+
+def k_constant_pad_nd(x, pad, value):
+    a = nd(x)
+    nd_ = a.ndim
+    lohi = [(0, 0)] * nd_
+    for i in range(len(pad) // 2):
+        lohi[nd_ - 1 - i] = (pad[2 * i], pad[2 * i + 1])
+    return wrap(np.ascontiguousarray(_pad_np(a, lohi, value)), x._device)
+
+
+def _spatial_pad(a, lo, hi, value=0.0):
+    return _pad_np(a, [(0, 0), (0, 0)] + list(zip(lo, hi)), value)
+
+
+# -- im2col / convolution -----------------------------------------------------------------------------
+
+def _windows(xp, kernel, dilation, stride, out_sp):
+    """(N, C, *kernel, *out) strided view of contiguous ``xp``."""
+    st = xp.strides
+    nsp = len(kernel)
+    shape = xp.shape[:2] + tuple(kernel) + tuple(out_sp)
+    strides = st[:2] + tuple(st[2 + i] * dilation[i] for i in range(nsp)) + tuple(st[2 + i] * stride[i]
+                                                                                  for i in range(nsp))
+    return as_strided(xp, shape, strides, writeable=False)
+
+
+def _cols_T(a, kernel, dilation, padding, stride):
+    """Columns (C*K, N*L) of (N, C, *sp) ``a`` (zero padded): the right operand of one GEMM."""
+    nsp = len(kernel)
+    out_sp = tuple(_conv_out(a.shape[2 + i], kernel[i], stride[i], padding[i], dilation[i]) for i in range(nsp))
+    xp = np.ascontiguousarray(_spatial_pad(a, padding, padding))
+    win = _windows(xp, kernel, dilation, stride, out_sp)
+    N, C = a.shape[:2]
+    if nsp == 2 and kernel == (1, 1):
+        cols = win.reshape(N, C, -1).transpose(1, 0, 2)
+    else:
+        perm = (1,) + tuple(range(2, 2 + nsp)) + (0,) + tuple(range(2 + nsp, 2 + 2 * nsp))
+        cols = win.transpose(perm)
+    return np.ascontiguousarray(cols).reshape(C * _prod(kernel), N * _prod(out_sp)), out_sp
+
+
+def _group_mats(a2, G):
+    """(rows, cols) -> (G, rows/G, cols)."""
+    return a2.reshape(G, a2.shape[0] // G, a2.shape[1])
+
+
+def k_convolution(x, w, b, stride, padding, dilation, groups):
+    a, wt = nd(x), nd(w)
+    dt = a.dtype
+    a, wt = _work(a), _work(wt)
+    N = a.shape[0]
+    Cout = wt.shape[0]
+    kernel = wt.shape[2:]
+    cols, out_sp = _cols_T(a, kernel, dilation, padding, stride)  # (Cin*K, N*L)
+    G = groups
+    if G == 1:
+        r = wt.reshape(Cout, -1) @ cols  # (Cout, N*L)
+    else:
+        r = np.matmul(wt.reshape(G, Cout // G, -1), _group_mats(cols, G)).reshape(Cout, -1)
+    if b is not None:
+        r += _work(nd(b))[:, None]
+    r = r.reshape((Cout, N) + out_sp)
+    r = np.ascontiguousarray(np.moveaxis(r, 0, 1))
+    return wrap(_back(r, dt), x._device)
+
+
+def _col2im_np(cols, N, C, out_sp, kernel, dilation, padding, stride, in_sp):
+    """Sum (C, *kernel, N, *in_sp) columns into (N, C, *out_sp) (the adjoint of _cols_T)."""
+    nsp = len(kernel)
+    padded = tuple(out_sp[i] + 2 * padding[i] for i in range(nsp))
+    out = np.zeros((N, C) + padded, dtype=cols.dtype)
+    c = np.moveaxis(cols.reshape((C,) + tuple(kernel) + (N,) + tuple(in_sp)), 1 + nsp, 0)  # (N, C, *k, *in)
+    for kk in itertools.product(*(range(k) for k in kernel)):
+        sl = (slice(None), slice(None)) + tuple(
+            slice(kk[i] * dilation[i], kk[i] * dilation[i] + (in_sp[i] - 1) * stride[i] + 1, stride[i])
+            for i in range(nsp))
+        out[sl] += c[(slice(None), slice(None)) + kk]
+    if any(padding):
+        out = out[(slice(None), slice(None)) + tuple(slice(p, p + o) for p, o in zip(padding, out_sp))]
+    return np.ascontiguousarray(out)
+
+
+def k_conv_transpose(x, w, b, stride, padding, output_padding, dilation, groups):
+    a, wt = nd(x), nd(w)
+    dt = a.dtype
+    a, wt = _work(a), _work(wt)
+    N, Cin = a.shape[:2]
+    in_sp = a.shape[2:]
+    kernel = wt.shape[2:]
+    nsp = len(kernel)
+    G = groups
+    Cout = wt.shape[1] * G
+    out_sp = tuple((in_sp[i] - 1) * stride[i] - 2 * padding[i] + dilation[i] * (kernel[i] - 1) + 1 + output_padding[i]
+                   for i in range(nsp))
+    xm = np.ascontiguousarray(np.moveaxis(a, 1, 0)).reshape(Cin, -1)  # (Cin, N*Lin)
+    if G == 1:
+        cols = wt.reshape(Cin, -1).T @ xm  # (Cout*K, N*Lin)
+    else:
+        wg = wt.reshape(G, Cin // G, -1).transpose(0, 2, 1)
+        cols = np.matmul(wg, _group_mats(xm, G)).reshape(Cout * _prod(kernel), -1)
+    r = _col2im_np(cols, N, Cout, out_sp, kernel, dilation, padding, stride, in_sp)
+    if b is not None:
+        r += _work(nd(b)).reshape((1, Cout) + (1,) * nsp)
+    return wrap(_back(r, dt), x._device)
+
+
+def k_conv_weight_grad(x, g, wshape, stride, padding, dilation, groups):
+    a, gg = nd(x), nd(g)
+    dt = a.dtype
+    a, gg = _work(a), _work(gg)
+    kernel = tuple(wshape[2:])
+    Cout = wshape[0]
+    cols, _ = _cols_T(a, kernel, dilation, padding, stride)  # (Cin*K, N*L)
+    gm = np.ascontiguousarray(np.moveaxis(gg, 1, 0)).reshape(Cout, -1)  # (Cout, N*L)
+    G = groups
+    if G == 1:
+        r = gm @ cols.T
+    else:
+        r = np.matmul(_group_mats(gm, G), _group_mats(cols, G).transpose(0, 2, 1))
+    return wrap(_back(np.ascontiguousarray(r.reshape(tuple(wshape))), dt), x._device)
+
+
+def k_im2col(x, kernel, dilation, padding, stride):
+    a = nd(x)
+    N, C = a.shape[:2]
+    cols, out_sp = _cols_T(a, kernel, dilation, padding, stride)
+    L = _prod(out_sp)
+    r = np.ascontiguousarray(cols.reshape(C * _prod(kernel), N, L).transpose(1, 0, 2))
+    return wrap(r, x._device)
+
+
+def k_col2im(cols, out_sp, kernel, dilation, padding, stride):
+    c = nd(cols)
+    N = c.shape[0]
+    K = _prod(kernel)
+    C = c.shape[1] // K
+    nsp = len(kernel)
+    in_sp = tuple(_conv_out(out_sp[i], kernel[i], stride[i], padding[i], dilation[i]) for i in range(nsp))
+    cT = np.ascontiguousarray(c.transpose(1, 0, 2))  # (C*K, N, L)
+    return wrap(_col2im_np(cT, N, C, tuple(out_sp), kernel, dilation, padding, stride, in_sp), cols._device)
+
+
+# -- pooling ------------------------------------------------------------------------------------------
+
+def _pool_view(a, kernel, stride, padding, dilation, out_sp, fill):
+    right = _pool_pads(a.shape[2:], out_sp, kernel, stride, padding, dilation)
+    xp = np.ascontiguousarray(_spatial_pad(a, padding, right, fill))
+    return _windows(xp, kernel, dilation, stride, out_sp)  # (N, C, *k, *out)
+
+
+def k_max_pool(x, kernel, stride, padding, dilation, ceil_mode):
+    a = nd(x)
+    nsp = len(kernel)
+    in_sp = a.shape[2:]
+    out_sp = tuple(_pool_out(in_sp[i], kernel[i], stride[i], padding[i], dilation[i], ceil_mode) for i in range(nsp))
+    fill = -np.inf if a.dtype.kind == "f" else np.iinfo(a.dtype).min
+    work = _work(a)
+    win = _pool_view(work, kernel, stride, padding, dilation, out_sp, fill)
+    perm = (0, 1) + tuple(range(2 + nsp, 2 + 2 * nsp)) + tuple(range(2, 2 + nsp))
+    w = win.transpose(perm).reshape(a.shape[:2] + out_sp + (-1,))
+    am = w.argmax(axis=-1)
+    vals = np.take_along_axis(w, am[..., None], axis=-1)[..., 0]
+    kk = np.unravel_index(am, kernel)
+    flat = None
+    for i in range(nsp):
+        o = np.arange(out_sp[i]).reshape((out_sp[i],) + (1,) * (nsp - 1 - i))
+        coord = o * stride[i] - padding[i] + kk[i] * dilation[i]
+        flat = coord if flat is None else flat * in_sp[i] + coord
+    return (wrap(_back(np.ascontiguousarray(vals), a.dtype), x._device),
+            wrap(np.ascontiguousarray(flat, dtype=np.int64), x._device))
+
+
+def k_max_pool_backward(g, idx, in_shape):
+    gg = nd(g)
+    ii = nd(idx)
+    N, C = in_shape[:2]
+    S = _prod(in_shape[2:])
+    base = (np.arange(N * C, dtype=np.int64) * S).reshape((N, C) + (1,) * (ii.ndim - 2))
+    flat = (ii + base).ravel()
+    r = np.bincount(flat, weights=gg.ravel().astype(np.float64), minlength=N * C * S)
+    return wrap(r.astype(gg.dtype).reshape(tuple(in_shape)), g._device)
+
+
+def _divisor(in_sp, out_sp, kernel, stride, padding, ceil_mode, cip, dov, dtype):
+    per = _avg_divisor(in_sp, out_sp, kernel, stride, padding, ceil_mode, cip, dov)
+    if per is None:
+        return float(dov)
+    d = np.ones((), dtype=dtype)
+    for i, sizes in enumerate(per):
+        d = d[..., None] * np.asarray(sizes, dtype=dtype) if i else np.asarray(sizes, dtype=dtype)
+    return d
+
+
+def k_avg_pool(x, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    a = nd(x)
+    nsp = len(kernel)
+    in_sp = a.shape[2:]
+    out_sp = tuple(_pool_out(in_sp[i], kernel[i], stride[i], padding[i], 1, ceil_mode) for i in range(nsp))
+    work = _work(a)
+    win = _pool_view(work, kernel, stride, padding, (1,) * nsp, out_sp, 0.0)
+    s = win.sum(axis=tuple(range(2, 2 + nsp)))
+    s = s / _divisor(in_sp, out_sp, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override, s.dtype)
+    return wrap(_back(np.ascontiguousarray(s), a.dtype), x._device)
+
+
+def k_avg_pool_backward(g, in_shape, kernel, stride, padding, ceil_mode, cip, dov):
+    gg = _work(nd(g))
+    nsp = len(kernel)
+    in_sp = tuple(in_shape[2:])
+    out_sp = gg.shape[2:]
+    gd = gg / _divisor(in_sp, out_sp, kernel, stride, padding, ceil_mode, cip, dov, gg.dtype)
+    right = _pool_pads(in_sp, out_sp, kernel, stride, padding, (1,) * nsp)
+    padded = tuple(in_sp[i] + padding[i] + right[i] for i in range(nsp))
+    out = np.zeros(tuple(in_shape[:2]) + padded, dtype=gg.dtype)
+    for kk in itertools.product(*(range(k) for k in kernel)):
+        sl = (slice(None), slice(None)) + tuple(slice(kk[i], kk[i] + (out_sp[i] - 1) * stride[i] + 1, stride[i])
+                                                for i in range(nsp))
+        out[sl] += gd
+    out = out[(slice(None), slice(None)) + tuple(slice(p, p + s) for p, s in zip(padding, in_sp))]
+    return wrap(_back(np.ascontiguousarray(out), nd(g).dtype), g._device)
+
+
+# -- normalisation --------------------------------------------------------------------------------------
+
+def _stats(a, axes, eps):
+    mean = a.mean(axis=axes, keepdims=True)
+    c = a - mean
+    var = np.mean(c * c, axis=axes, keepdims=True)
+    return c, mean, 1.0 / np.sqrt(var + eps)
+
+
+def k_batch_norm(x, w, b, eps):
+    a = nd(x)
+    work = _work(a)
+    axes = (0,) + tuple(range(2, a.ndim))
+    c, mean, inv = _stats(work, axes, eps)
+    scale = inv if w is None else inv * _work(nd(w)).reshape(inv.shape)
+    out = c * scale
+    if b is not None:
+        out += _work(nd(b)).reshape(inv.shape)
+    dev = x._device
+    return (wrap(_back(out, a.dtype), dev), wrap(_back(mean.reshape(-1), a.dtype), dev),
+            wrap(_back(inv.reshape(-1), a.dtype), dev))
+
+
+def k_batch_norm_backward(g, x, w, mean, invstd, need_w, need_b):
+    gg, a = _work(nd(g)), _work(nd(x))
+    dt = nd(x).dtype
+    axes = (0,) + tuple(range(2, a.ndim))
+    shape = (1, a.shape[1]) + (1,) * (a.ndim - 2)
+    m = _work(nd(mean)).reshape(shape)
+    inv = _work(nd(invstd)).reshape(shape)
+    xhat = (a - m) * inv
+    gb = gg.sum(axis=axes)
+    gw = (gg * xhat).sum(axis=axes)
+    n = a.size // a.shape[1]
+    wv = 1.0 if w is None else _work(nd(w)).reshape(shape)
+    gx = (wv * inv) * (gg - (gb.reshape(shape) + xhat * gw.reshape(shape)) / n)
+    dev = x._device
+    return (wrap(_back(gx, dt), dev), wrap(_back(gw, dt), dev), wrap(_back(gb, dt), dev))
+
+
+def k_layer_norm(x, w, b, k, eps):
+    a = nd(x)
+    work = _work(a)
+    axes = tuple(range(a.ndim - k, a.ndim))
+    c, mean, inv = _stats(work, axes, eps)
+    out = c * inv
+    if w is not None:
+        out *= _work(nd(w))
+    if b is not None:
+        out += _work(nd(b))
+    dev = x._device
+    return wrap(_back(out, a.dtype), dev), wrap(_back(mean, a.dtype), dev), wrap(_back(inv, a.dtype), dev)
+
+
+# -- embedding, dropout ---------------------------------------------------------------------------------
+
+def k_embedding(w, idx, padding_idx):
+    wt, ii = nd(w), nd(idx)
+    return wrap(np.take(wt, ii.ravel(), axis=0).reshape(ii.shape + (wt.shape[1],)), w._device)
+
+
+def k_embedding_backward(g, idx, num, padding_idx):
+    gg, ii = nd(g), nd(idx).ravel()
+    D_ = gg.shape[-1]
+    g2 = gg.reshape(-1, D_)
+    acc = np.float32 if gg.dtype.itemsize == 2 else gg.dtype
+    out = np.zeros((num, D_), dtype=acc)
+    np.add.at(out, ii, g2.astype(acc, copy=False))
+    if padding_idx is not None:
+        out[padding_idx] = 0
+    return wrap(out.astype(gg.dtype, copy=False), g._device)
+
+
+def k_dropout(x, p, gen):
+    a = nd(x)
+    rd = np.float64 if a.dtype == np.float64 else np.float32
+    keep = gen.rng.random(a.shape, dtype=rd) >= p
+    mask = keep.astype(a.dtype) * a.dtype.type(1.0 / (1.0 - p))
+    return wrap(a * mask, x._device), wrap(mask, x._device)
+
+
+KERNELS = {
+    "softmax": k_softmax, "log_softmax": k_log_softmax, "nll_loss": k_nll_loss, "linear": k_linear,
+    "constant_pad_nd": k_constant_pad_nd, "convolution": k_convolution, "conv_transpose": k_conv_transpose,
+    "conv_weight_grad": k_conv_weight_grad, "im2col": k_im2col, "col2im": k_col2im, "max_pool": k_max_pool,
+    "max_pool_backward": k_max_pool_backward, "avg_pool": k_avg_pool, "avg_pool_backward": k_avg_pool_backward,
+    "batch_norm": k_batch_norm, "batch_norm_backward": k_batch_norm_backward, "layer_norm": k_layer_norm,
+    "embedding": k_embedding, "embedding_backward": k_embedding_backward, "dropout": k_dropout,
+}
