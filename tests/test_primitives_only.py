@@ -8,6 +8,7 @@ from ember.testing.suite.test_02_views import *  # noqa: F401,F403
 from ember.testing.suite.test_03_primitives import *  # noqa: F401,F403
 from ember.testing.suite.test_04_composites import *  # noqa: F401,F403
 from ember.testing.suite.test_05_autograd import *  # noqa: F401,F403
+from ember.testing.suite.test_06_nn import *  # noqa: F401,F403
 from ember.testing.suite.test_07_optim import *  # noqa: F401,F403
 from ember.testing.suite.test_08_serialization import *  # noqa: F401,F403
 
