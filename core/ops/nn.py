@@ -686,11 +686,16 @@ def _batch_norm_bw(ctx, grads):
     x, w, b, eps = ctx.args
     need = ctx.needs_input_grad
     dims = (0,) + tuple(range(2, x.dim()))
-    if _grad.enabled:  # double backward: statistics as functions of x
-        m, inv = _norm_stats(x, dims, eps)
-    else:
+    if not _grad.enabled:  # first-order backward: one fused op
         _, m, inv = ctx.out
-        m, inv = m.reshape(_bn_shape(x)), inv.reshape(_bn_shape(x))
+        gx, gw, gb = dispatch(BATCH_NORM_BACKWARD, g._device, (g, x, w, m, inv, w is not None, b is not None), ())
+        res = [gx if need[0] else None]
+        if w is not None:
+            res.append(gw if need[1] else None)
+        if b is not None:
+            res.append(gb if need[len(res)] else None)
+        return tuple(res)
+    m, inv = _norm_stats(x, dims, eps)  # double backward: statistics as functions of x
     xhat = (x - m) * inv
     wv = None if w is None else w.reshape(_bn_shape(x))
     gx = _norm_input_grad(g, xhat, dims, inv, wv, need[0])
@@ -702,6 +707,18 @@ def _batch_norm_bw(ctx, grads):
     return tuple(res)
 
 
+def _batch_norm_backward_decomp(g, x, w, mean, invstd, need_w, need_b):
+    from .reduction import sum
+    dims = (0,) + tuple(range(2, x.dim()))
+    m, inv = mean.reshape(_bn_shape(x)), invstd.reshape(_bn_shape(x))
+    xhat = (x - m) * inv
+    wv = None if w is None else w.reshape(_bn_shape(x))
+    return (_norm_input_grad(g, xhat, dims, inv, wv, True), sum(g * xhat, dims, False), sum(g, dims, False))
+
+
+BATCH_NORM_BACKWARD = register_op("batch_norm_backward", decomposition=_batch_norm_backward_decomp,
+                                  differentiable=False, group="nn",
+                                  doc="(grad_input, grad_weight, grad_bias) of batch_norm (first order)")
 BATCH_NORM = register_op("batch_norm", decomposition=_batch_norm_decomp, backward=_batch_norm_bw, save_output=True,
                          group="nn", doc="batch normalisation with batch statistics: (out, mean, invstd)")
 

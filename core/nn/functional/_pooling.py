@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 
+from ... import _dtype as D
 from ... import _factory
 from ... import ops as _ops
 from ..._tensor import Tensor
@@ -186,7 +187,7 @@ def _adaptive_max(op, nsp, input, output_size, return_indices):
     flat_idx = None
     shape_o = []
     for i, tab in enumerate(idx_tabs):
-        t = _factory.tensor(tab, dtype=_ops.int64, device=x.device)  # (O_i, k_i)
+        t = _factory.tensor(tab, dtype=D.int64, device=x.device)  # (O_i, k_i)
         O_i, k_i = t.shape
         view = [1] * (2 * nsp)
         view[i] = O_i

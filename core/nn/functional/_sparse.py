@@ -126,10 +126,21 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
         keep = (flat != padding_idx).to(emb.dtype)
     D_ = weight.shape[1]
     if mode == "max":
-        e = emb if keep is None else _ops.where(keep.unsqueeze(1) > 0, emb, float("-inf"))
-        z = _factory.full((B, D_), float("-inf"), dtype=emb.dtype, device=dev)
-        r = z.scatter_reduce(0, bag.unsqueeze(1).expand(-1, D_), e, "amax", include_self=True)
-        return _ops.where(_ops.isinf(r) & (r < 0), 0.0, r)
+        # a dense (bags, longest bag) layout, -inf where a bag is shorter (or at padding_idx)
+        starts = _bag_starts(idx, offsets, include_last_offset)
+        ends = starts[1:] + [flat.numel()]
+        longest = max([e - s for s, e in zip(starts, ends)] + [1])
+        pos = [[min(s + j, max(e - 1, 0)) for j in range(longest)] for s, e in zip(starts, ends)]
+        valid = [[s + j < e for j in range(longest)] for s, e in zip(starts, ends)]
+        if not pos:
+            return _factory.zeros((0, D_), dtype=emb.dtype, device=dev)
+        pos_t = _factory.tensor(pos, dtype=D.int64, device=dev)
+        ok = _factory.tensor(valid, dtype=D.bool, device=dev)
+        if keep is not None:
+            ok = ok & (flat.index_select(0, pos_t.reshape(-1)).reshape(pos_t.shape) != padding_idx)
+        e = emb.index_select(0, pos_t.reshape(-1)).reshape(B, longest, D_)
+        r = _ops.where(ok.unsqueeze(2), e, float("-inf")).amax(1)
+        return _ops.where(ok.any(1, keepdim=True), r, 0.0)
     if psw is not None:
         emb = emb * psw.unsqueeze(1)
     if keep is not None:
@@ -141,6 +152,13 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
     w = keep if keep is not None else _factory.ones(flat.numel(), dtype=emb.dtype, device=dev)
     cnt = _factory.zeros(B, dtype=emb.dtype, device=dev).index_add(0, bag, w)
     return s / cnt.clamp_min(1.0).unsqueeze(1)
+
+
+def _bag_starts(idx, offsets, include_last_offset) -> list:
+    if idx.dim() == 2:
+        return [i * idx.shape[1] for i in range(idx.shape[0])]
+    offs = [int(v) for v in offsets.reshape(-1).tolist()]
+    return offs[:-1] if include_last_offset else offs
 
 
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
