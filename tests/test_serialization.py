@@ -12,6 +12,7 @@ import pytest
 
 import ember
 from ember import serialization as S
+from ember.serialization import _archive as A
 
 DTYPES = [ember.bool, ember.uint8, ember.int8, ember.int16, ember.int32, ember.int64, ember.float16, ember.bfloat16,
           ember.float32, ember.float64]
@@ -320,13 +321,13 @@ def _relocate(data: bytes, old: str, new: str) -> bytes:
 def test_load_reads_each_storage_straight_into_the_tensor_buffer(monkeypatch):
     data = _saved({"w": ember.arange(1000.0)})
     targets = []
-    real = S._read_into
+    real = A._read_into
 
     def spy(fh, out):
         targets.append(out)
         return real(fh, out)
 
-    monkeypatch.setattr(S, "_read_into", spy)
+    monkeypatch.setattr(A, "_read_into", spy)
     back = ember.load(io.BytesIO(data))["w"]
     assert len(targets) == 1
     assert np.shares_memory(targets[0], back.numpy())   # no second copy after reading
@@ -335,14 +336,14 @@ def test_load_reads_each_storage_straight_into_the_tensor_buffer(monkeypatch):
 def test_save_streams_the_storage_without_copying(monkeypatch):
     t = ember.arange(1000.0)
     written = []
-    real = S._write_record
+    real = A._write_record
 
     def spy(zf, name, payload):
         if "/data/" in name:
             written.append(payload)
         return real(zf, name, payload)
 
-    monkeypatch.setattr(S, "_write_record", spy)
+    monkeypatch.setattr(A, "_write_record", spy)
     ember.save({"w": t}, io.BytesIO())
     assert len(written) == 1 and np.shares_memory(written[0], t.numpy())
 
@@ -391,7 +392,7 @@ def test_compressed_archives_still_load():
 
 
 def test_large_storage_crc_is_checked_on_the_helper_thread():
-    t = ember.arange(float(S._CRC_THREAD_MIN // 4 + 10))
+    t = ember.arange(float(A._CRC_THREAD_MIN // 4 + 10))
     data = bytearray(_saved({"w": t}))
     back = ember.load(io.BytesIO(bytes(data)))["w"]
     assert bits(back) == bits(t)

@@ -13,13 +13,13 @@ import numpy as np
 import pytest
 
 import ember
-from ember import serialization as S
+from ember.serialization import _archive as A
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def _temps(d):
-    return sorted(n for n in os.listdir(d) if n.endswith(S._TMP_SUFFIX))
+    return sorted(n for n in os.listdir(d) if n.endswith(A._TMP_SUFFIX))
 
 
 @pytest.fixture
@@ -70,7 +70,7 @@ class _FullDisk:
 
 @pytest.mark.parametrize("limit", [0, 100, 5000])
 def test_full_disk_midway_leaves_the_previous_file(previous, monkeypatch, limit):
-    monkeypatch.setattr(S, "_fdopen", lambda fd, mode: _FullDisk(os.fdopen(fd, mode), limit))
+    monkeypatch.setattr(A, "_fdopen", lambda fd, mode: _FullDisk(os.fdopen(fd, mode), limit))
     with pytest.raises(OSError, match="No space left"):
         ember.save({"version": 2, "w": ember.zeros(10_000)}, previous)
     monkeypatch.undo()
@@ -80,12 +80,12 @@ def test_full_disk_midway_leaves_the_previous_file(previous, monkeypatch, limit)
 def test_failure_in_fsync_or_rename_cleans_up(previous, monkeypatch):
     def boom(*a):
         raise OSError(errno.EIO, "I/O error")
-    monkeypatch.setattr(S.os, "fsync", boom)
+    monkeypatch.setattr(A.os, "fsync", boom)
     with pytest.raises(OSError, match="I/O error"):
         ember.save({"version": 2}, previous)
     monkeypatch.undo()
     _assert_previous_intact(previous)
-    monkeypatch.setattr(S.os, "replace", boom)
+    monkeypatch.setattr(A.os, "replace", boom)
     with pytest.raises(OSError, match="I/O error"):
         ember.save({"version": 2}, previous)
     monkeypatch.undo()
@@ -93,13 +93,13 @@ def test_failure_in_fsync_or_rename_cleans_up(previous, monkeypatch):
 
 
 def test_keyboard_interrupt_midway_cleans_up(previous, monkeypatch):
-    real = S._write_record
+    real = A._write_record
 
     def interrupted(zf, name, payload):
         if "/data/" in name:
             raise KeyboardInterrupt
         return real(zf, name, payload)
-    monkeypatch.setattr(S, "_write_record", interrupted)
+    monkeypatch.setattr(A, "_write_record", interrupted)
     with pytest.raises(KeyboardInterrupt):
         ember.save({"version": 2, "w": ember.ones(3)}, previous)
     monkeypatch.undo()
@@ -125,7 +125,7 @@ def test_save_through_a_symlink_writes_its_target(tmp_path):
 
 def test_fsync_false_still_replaces_atomically(previous, monkeypatch):
     calls = []
-    monkeypatch.setattr(S.os, "fsync", lambda fd: calls.append(fd))
+    monkeypatch.setattr(A.os, "fsync", lambda fd: calls.append(fd))
     ember.save({"version": 3}, previous, fsync=False)
     assert calls == [] and ember.load(previous) == {"version": 3}
     ember.save({"version": 4}, previous)
@@ -135,7 +135,7 @@ def test_fsync_false_still_replaces_atomically(previous, monkeypatch):
 _KILLED_SAVER = textwrap.dedent("""
     import os, sys, time
     import ember
-    from ember import serialization as S
+    from ember.serialization import _archive as A
     path = sys.argv[1]
 
     class Slow:
@@ -151,7 +151,7 @@ _KILLED_SAVER = textwrap.dedent("""
         def __getattr__(self, name):
             return getattr(self.real, name)
 
-    S._fdopen = lambda fd, mode: Slow(os.fdopen(fd, mode))
+    A._fdopen = lambda fd, mode: Slow(os.fdopen(fd, mode))
     ember.save({"version": 2, "w": ember.zeros(1 << 20)}, path)
 """)
 
@@ -178,7 +178,7 @@ def test_killed_save_leaves_the_previous_file_and_the_next_save_cleans_up(previo
 
 
 def test_a_live_saver_temp_file_is_not_removed(previous):
-    live = previous.parent / f".{previous.name}.{S.socket.gethostname().replace('.', '_')}.1.abcd{S._TMP_SUFFIX}"
+    live = previous.parent / f".{previous.name}.{A.socket.gethostname().replace('.', '_')}.1.abcd{A._TMP_SUFFIX}"
     live.write_bytes(b"partial")   # pid 1 is alive: another process's save in progress
     ember.save({"version": 2}, previous)
     assert live.exists()

@@ -83,7 +83,7 @@ def _to_tensor(arr: np.ndarray, device) -> Tensor:
 def save_file(tensors: Dict[str, Tensor], filename: Union[str, os.PathLike],
               metadata: Optional[Dict[str, str]] = None) -> None:
     """Write ``tensors`` (name -> tensor, any device) to a safetensors file, crash safely."""
-    from ..serialization import _AtomicFile
+    from ..serialization._archive import _AtomicFile
     arrays = _host_arrays(tensors, "save_file")
     _check_metadata(metadata, "save_file")
     target = _AtomicFile(os.fspath(filename), fsync=True)
