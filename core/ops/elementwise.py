@@ -51,6 +51,15 @@ def write_out(out, r: Tensor, op: str) -> Tensor:
     return copy_(out, r)
 
 
+def write_out_tuple(out, results, op: str):
+    """``out=(values, indices)`` for ops with several results; returns ``results``' named tuple
+    type filled with the ``out`` tensors."""
+    if not isinstance(out, (tuple, list)) or len(out) != len(results):
+        raise TypeError(f"{op}(): argument 'out' must be a tuple of {len(results)} Tensors")
+    written = [write_out(o, r, op) for o, r in zip(out, results)]
+    return type(results)(*written) if hasattr(results, "_fields") else tuple(written)
+
+
 def _tname(dt) -> str:
     return {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16", "int64": "Long",
             "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}[dt.name]

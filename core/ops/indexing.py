@@ -611,9 +611,14 @@ def sort(input, dim: int = -1, descending: bool = False, stable: bool = False, *
     d = _wrap_dim(dim, x.dim(), "sort")
     if x._dtype is D.bool:
         v, i = sort(x.to(D.uint8), d, descending, stable)
-        return RT.sort(v.to(D.bool), i)
-    v, i = dispatch(_SORT, x._device, (x, d, bool(descending), bool(stable)), (x,))
-    return RT.sort(v, i)
+        r = RT.sort(v.to(D.bool), i)
+    else:
+        v, i = dispatch(_SORT, x._device, (x, d, bool(descending), bool(stable)), (x,))
+        r = RT.sort(v, i)
+    if out is not None:
+        from .elementwise import write_out_tuple
+        return write_out_tuple(out, r, "sort")
+    return r
 
 
 def argsort(input, dim: int = -1, descending: bool = False, stable: bool = False):
@@ -621,12 +626,22 @@ def argsort(input, dim: int = -1, descending: bool = False, stable: bool = False
     return sort(input, dim, descending, stable).indices
 
 
-def msort(input):
-    return sort(input, 0).values
+def msort(input, *, out=None):
+    """``sort(input, 0).values``."""
+    r = sort(input, 0).values
+    return r if out is None else write_out(out, r, "msort")
 
 
-def topk(input, k: int, dim: int = -1, largest: bool = True, sorted: bool = True):
+def topk(input, k: int, dim: int = -1, largest: bool = True, sorted: bool = True, *, out=None):
     """The ``k`` largest (or smallest) elements along ``dim`` and their indices."""
+    r = _topk(input, k, dim, largest)
+    if out is not None:
+        from .elementwise import write_out_tuple
+        return write_out_tuple(out, r, "topk")
+    return r
+
+
+def _topk(input, k, dim, largest):
     x = input
     d = _wrap_dim(dim, x.dim(), "topk") if x.dim() else 0
     n = x._shape[d] if x.dim() else 1
@@ -638,8 +653,16 @@ def topk(input, k: int, dim: int = -1, largest: bool = True, sorted: bool = True
     return RT.topk(v.narrow(d, 0, k), i.narrow(d, 0, k))
 
 
-def kthvalue(input, k: int, dim: int = -1, keepdim: bool = False):
+def kthvalue(input, k: int, dim: int = -1, keepdim: bool = False, *, out=None):
     """The ``k``-th smallest element along ``dim`` (1-based) and its index."""
+    r = _kthvalue(input, k, dim, keepdim)
+    if out is not None:
+        from .elementwise import write_out_tuple
+        return write_out_tuple(out, r, "kthvalue")
+    return r
+
+
+def _kthvalue(input, k, dim, keepdim):
     x = input
     d = _wrap_dim(dim, x.dim(), "kthvalue") if x.dim() else 0
     n = x._shape[d] if x.dim() else 1

@@ -107,17 +107,23 @@ def dot(input, other, *, out=None):
 vdot = dot
 
 
-def inner(input, other):
+def inner(input, other, *, out=None):
+    """Sum of products over the last dims of both."""
     if input.dim() == 0 or other.dim() == 0:
-        return input * other
-    return matmul(input, other.mT if other.dim() > 1 else other) if other.dim() <= 2 else tensordot(input, other, ([-1], [-1]))
+        r = input * other
+    elif other.dim() <= 2:
+        r = matmul(input, other.mT if other.dim() > 1 else other)
+    else:
+        r = tensordot(input, other, ([-1], [-1]))
+    return r if out is None else write_out(out, r, "inner")
 
 
-def outer(input, vec2):
+def outer(input, vec2, *, out=None):
     """Outer product of two vectors."""
     if input.dim() != 1 or vec2.dim() != 1:
         raise RuntimeError(f"outer: expected 1-D tensors, got {input.dim()}D and {vec2.dim()}D")
-    return input.unsqueeze(1) * vec2.unsqueeze(0)
+    r = input.unsqueeze(1) * vec2.unsqueeze(0)
+    return r if out is None else write_out(out, r, "outer")
 
 
 ger = outer
@@ -140,9 +146,11 @@ def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
     return r if out is None else write_out(out, r, "addmv")
 
 
-def addr(input, vec1, vec2, *, beta=1, alpha=1):
+def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
+    """``beta * input + alpha * outer(vec1, vec2)``."""
     p = _scaled(outer(vec1, vec2), alpha)
-    return p if beta == 0 else p + _scaled(input, beta)
+    r = p if beta == 0 else p + _scaled(input, beta)
+    return r if out is None else write_out(out, r, "addr")
 
 
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
@@ -248,8 +256,13 @@ def tensordot(a, b, dims=2, out=None):
     return r if out is None else write_out(out, r, "tensordot")
 
 
-def kron(input, other):
+def kron(input, other, *, out=None):
     """Kronecker product."""
+    r = _kron(input, other)
+    return r if out is None else write_out(out, r, "kron")
+
+
+def _kron(input, other):
     nd = max(input.dim(), other.dim())
     a = input.reshape((1,) * (nd - input.dim()) + input._shape)
     b = other.reshape((1,) * (nd - other.dim()) + other._shape)
@@ -269,13 +282,15 @@ def trace(input):
     return input.diagonal().sum()
 
 
-def diag(input, diagonal: int = 0):
+def diag(input, diagonal: int = 0, *, out=None):
     """A 1-D tensor's square diagonal matrix, or a matrix's ``diagonal``-th diagonal."""
     if input.dim() == 1:
-        return diag_embed(input, diagonal, 0, 1)
-    if input.dim() == 2:
-        return input.diagonal(diagonal).clone()
-    raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {input.dim()}D")
+        r = diag_embed(input, diagonal, 0, 1)
+    elif input.dim() == 2:
+        r = input.diagonal(diagonal).clone()
+    else:
+        raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {input.dim()}D")
+    return r if out is None else write_out(out, r, "diag")
 
 
 def diag_embed(input, offset: int = 0, dim1: int = -2, dim2: int = -1):
@@ -423,14 +438,25 @@ def _prod(xs):
     return n
 
 
-def cross(input, other, dim=None):
-    """Cross product of 3-vectors along ``dim`` (the first dim of size 3 by default)."""
+def cross(input, other, dim=None, *, out=None):
+    """Cross product of 3-vectors along ``dim`` (the first dim of size 3 by default); the
+    operands broadcast."""
+    shape = U.broadcast_shapes(input._shape, other._shape, "cross")
     if dim is None:
-        dim = next(i for i, s in enumerate(input._shape) if s == 3)
-    d = U.wrap_dim(dim, input.dim(), "cross")
-    if input._shape[d] != 3:
-        raise RuntimeError(f"linalg.cross: inputs dimension {d} must have length 3. Got {input._shape[d]}")
-    a0, a1, a2 = input.unbind(d)
-    b0, b1, b2 = other.unbind(d)
+        dim = next((i for i, s in enumerate(shape) if s == 3), None)
+        if dim is None:
+            raise RuntimeError(f"cross: no dimension of size 3 in input (shapes {list(input._shape)} and "
+                               f"{list(other._shape)})")
+    d = U.wrap_dim(dim, len(shape), "cross")
+
+    def size_at(t):
+        k = d - (len(shape) - t.dim())
+        return t._shape[k] if k >= 0 else 1
+    if size_at(input) != 3 or size_at(other) != 3:
+        raise RuntimeError(f"linalg.cross: inputs dimension {d} must have length 3. Got {size_at(input)} and "
+                           f"{size_at(other)}")
+    a0, a1, a2 = input.expand(shape).unbind(d)
+    b0, b1, b2 = other.expand(shape).unbind(d)
     from .shape import stack
-    return stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], d)
+    r = stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], d)
+    return r if out is None else write_out(out, r, "cross")

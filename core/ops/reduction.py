@@ -29,6 +29,14 @@ def _numel_of(shape, dims):
     return n
 
 
+def _out(r, out, op):
+    """Write ``r`` (a tensor or a tuple of them) into the user's ``out=``."""
+    if out is None:
+        return r
+    from .elementwise import write_out_tuple
+    return write_out(out, r, op) if isinstance(r, Tensor) else write_out_tuple(out, r, op)
+
+
 # -- sum, mean, prod ------------------------------------------------------------------------------
 
 def _sum_bw(ctx, g):
@@ -219,7 +227,7 @@ def amin(input, dim=(), keepdim: bool = False, *, out=None):
     return r if out is None else write_out(out, r, "amin")
 
 
-def aminmax(input, *, dim=None, keepdim=False):
+def _aminmax(input, *, dim=None, keepdim=False):
     """(min, max) over ``dim`` (one dim, or all when None)."""
     x = _tensor_arg(input, "aminmax")
     if isinstance(dim, (tuple, list)):
@@ -228,6 +236,11 @@ def aminmax(input, *, dim=None, keepdim=False):
         raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the operation has no identity.")
     d = () if dim is None else dim
     return RT.aminmax(amin(x, d, keepdim), amax(x, d, keepdim))
+
+
+def aminmax(input, *, dim=None, keepdim=False, out=None):
+    """(min, max) over ``dim`` (one dim, or all when None)."""
+    return _out(_aminmax(input, dim=dim, keepdim=keepdim), out, "aminmax")
 
 
 _ARGMAX = register_op("argmax", primitive=True, group="reduce", differentiable=False)
@@ -303,17 +316,23 @@ _MIN_DIM = register_op("min_dim", decomposition=_min_dim_decomp, backward=_take_
 
 
 def _maxmin(input, dim, keepdim, other, out, name, full, op, rt):
-    from .elementwise import maximum, minimum
+    from .elementwise import maximum, minimum, write_out_tuple
     x = _tensor_arg(input, name)
     if isinstance(dim, Tensor) and other is None:
         other, dim = dim, None
     if other is not None:
-        return (maximum if name == "max" else minimum)(x, other)
+        return (maximum if name == "max" else minimum)(x, other, out=out)
     if dim is None:
         if x.numel() == 0:
             raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. Specify the "
                                "reduction dim with the 'dim' argument.")
-        return full(x)
+        r = full(x)
+        return r if out is None else write_out(out, r, name)
+    r = _maxmin_dim(x, dim, keepdim, name, full, op, rt)
+    return r if out is None else write_out_tuple(out, r, name)
+
+
+def _maxmin_dim(x, dim, keepdim, name, full, op, rt):
     d = _wrap_dim(dim, x.dim(), name)
     if x.dim() == 0:
         from . import zeros
@@ -321,7 +340,7 @@ def _maxmin(input, dim, keepdim, other, out, name, full, op, rt):
     if x._shape[d] == 0:
         raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
     if x._dtype is D.bool:
-        v, i = _maxmin(x.to(D.uint8), d, keepdim, None, None, name, full, op, rt)
+        v, i = _maxmin_dim(x.to(D.uint8), d, keepdim, name, full, op, rt)
         return rt(v.to(D.bool), i)
     v, i = dispatch(op, x._device, (x, d, bool(keepdim)), (x,))
     return rt(v, i)
@@ -406,12 +425,22 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=N
     return r if out is None else write_out(out, r, "std")
 
 
-def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+def _var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return (var(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim))
 
 
-def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
+    """(variance, mean) over ``dim`` in one call."""
+    return _out(_var_mean(input, dim, unbiased, keepdim, correction=correction), out, "var_mean")
+
+
+def _std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return (std(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim))
+
+
+def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
+    """(standard deviation, mean) over ``dim`` in one call."""
+    return _out(_std_mean(input, dim, unbiased, keepdim, correction=correction), out, "std_mean")
 
 
 def _lse_decomp(x, dims, keepdim):
@@ -552,7 +581,7 @@ _MEDIAN_DIM = register_op("median_dim", decomposition=_median_dim_decomp, backwa
                           save_output=True, group="reduce")
 
 
-def median(input, dim=None, keepdim: bool = False):
+def _median(input, dim=None, keepdim: bool = False):
     """The lower median: of all elements, or (values, indices) along ``dim``; NaN propagates
     (see :func:`nanmedian` to ignore it)."""
     x = _tensor_arg(input, "median")
@@ -573,7 +602,13 @@ def median(input, dim=None, keepdim: bool = False):
     return RT.median(v, i)
 
 
-def nanmedian(input, dim=None, keepdim=False):
+def median(input, dim=None, keepdim: bool = False, *, out=None):
+    """The lower median: of all elements, or (values, indices) along ``dim``; NaN propagates
+    (see :func:`nanmedian` to ignore it)."""
+    return _out(_median(input, dim, keepdim), out, "median")
+
+
+def _nanmedian(input, dim=None, keepdim=False):
     """Median ignoring NaN (NaN sorted last, then the lower median of the rest)."""
     from .elementwise import isnan, logical_not
     x = _tensor_arg(input, "nanmedian")
@@ -590,6 +625,11 @@ def nanmedian(input, dim=None, keepdim=False):
     if not keepdim:
         vals, idx = vals.squeeze(d), idx.squeeze(d)
     return RT.nanmedian(vals, idx)
+
+
+def nanmedian(input, dim=None, keepdim: bool = False, *, out=None):
+    """Median ignoring NaN (NaN sorted last, then the lower median of the rest)."""
+    return _out(_nanmedian(input, dim, keepdim), out, "nanmedian")
 
 
 def _mode_decomp(x, d, keepdim):
@@ -635,7 +675,7 @@ def _mode_decomp(x, d, keepdim):
 _MODE = register_op("mode", decomposition=_mode_decomp, backward=_take_bw, saves=(), save_output=True, group="reduce")
 
 
-def mode(input, dim: int = -1, keepdim: bool = False):
+def _mode(input, dim: int = -1, keepdim: bool = False):
     """The most frequent value along ``dim`` (the smallest among ties) and its index."""
     x = _tensor_arg(input, "mode")
     if x.dim() == 0:
@@ -646,6 +686,11 @@ def mode(input, dim: int = -1, keepdim: bool = False):
         raise IndexError(f"mode(): Expected reduction dim {d} to have non-zero size.")
     v, i = dispatch(_MODE, x._device, (x, d, bool(keepdim)), (x,))
     return RT.mode(v, i)
+
+
+def mode(input, dim: int = -1, keepdim: bool = False, *, out=None):
+    """The most frequent value along ``dim`` (the smallest among ties) and its index."""
+    return _out(_mode(input, dim, keepdim), out, "mode")
 
 
 # -- cumulative ---------------------------------------------------------------------------------
@@ -778,7 +823,7 @@ _CUMMIN = register_op("cummin", decomposition=lambda x, d: _cumext_decomp(x, d, 
                       saves=(), save_output=True, group="reduce")
 
 
-def cummax(input, dim):
+def _cummax(input, dim):
     """Running maximum along ``dim`` and the index where it was reached (the last one on ties)."""
     x = _tensor_arg(input, "cummax")
     d = _wrap_dim(dim, x.dim(), "cummax") if x.dim() else 0
@@ -789,7 +834,12 @@ def cummax(input, dim):
     return RT.cummax(v, i)
 
 
-def cummin(input, dim):
+def cummax(input, dim, *, out=None):
+    """Running maximum along ``dim`` and the index where it was reached (the last one on ties)."""
+    return _out(_cummax(input, dim), out, "cummax")
+
+
+def _cummin(input, dim):
     """Running minimum along ``dim`` and its index (the last one on ties)."""
     x = _tensor_arg(input, "cummin")
     d = _wrap_dim(dim, x.dim(), "cummin") if x.dim() else 0
@@ -798,6 +848,11 @@ def cummin(input, dim):
         return RT.cummin(x.clone(), zeros((), dtype=D.int64, device=x._device))
     v, i = dispatch(_CUMMIN, x._device, (x, d), (x,))
     return RT.cummin(v, i)
+
+
+def cummin(input, dim, *, out=None):
+    """Running minimum along ``dim`` and its index (the last one on ties)."""
+    return _out(_cummin(input, dim), out, "cummin")
 
 
 def _logcumsumexp_decomp(x, d):

@@ -101,27 +101,31 @@ def stack(tensors, dim: int = 0, *, out=None):
     return cat([t.unsqueeze(d) for t in tensors], d, out=out)
 
 
-def hstack(tensors):
+def hstack(tensors, *, out=None):
+    """Concatenate column-wise (along dim 1; along dim 0 for 1-D tensors)."""
     ts = [t if t.dim() else t.reshape(1) for t in tensors]
-    return cat(ts, 0 if ts[0].dim() == 1 else 1)
+    return cat(ts, 0 if ts[0].dim() == 1 else 1, out=out)
 
 
-def vstack(tensors):
+def vstack(tensors, *, out=None):
+    """Concatenate row-wise (1-D tensors become rows)."""
     from .views import atleast_2d
-    return cat([atleast_2d(t) for t in tensors], 0)
+    return cat([atleast_2d(t) for t in tensors], 0, out=out)
 
 
 row_stack = vstack
 
 
-def dstack(tensors):
+def dstack(tensors, *, out=None):
+    """Concatenate along a third dim (tensors are made at least 3-D)."""
     from .views import atleast_3d
-    return cat([atleast_3d(t) for t in tensors], 2)
+    return cat([atleast_3d(t) for t in tensors], 2, out=out)
 
 
-def column_stack(tensors):
+def column_stack(tensors, *, out=None):
+    """Stack 1-D tensors as columns (and concatenate 2-D ones) along dim 1."""
     ts = [t.reshape(-1, 1) if t.dim() <= 1 else t for t in tensors]
-    return cat(ts, 1)
+    return cat(ts, 1, out=out)
 
 
 def _flip_decomp(x, dims):
