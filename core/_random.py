@@ -46,8 +46,13 @@ class Generator:
         return self._gen.initial_seed()
 
     def get_state(self) -> Tensor:
-        from ._factory import from_numpy
-        return from_numpy(self._gen.get_state().copy())
+        """The state as a uint8 tensor: on cpu (as PyTorch), or on the generator's own device
+        where no cpu backend is installed."""
+        from ._factory import from_numpy, tensor
+        state = self._gen.get_state().copy()
+        if self._device._type == "cpu" or _has_cpu():
+            return from_numpy(state)
+        return tensor(state, device=self._device)
 
     def set_state(self, new_state: Tensor) -> "Generator":
         if not isinstance(new_state, Tensor) or new_state._dtype is not D.uint8:
@@ -72,12 +77,25 @@ def default_generator(device) -> Generator:
 
 
 def manual_seed(seed: int) -> Generator:
-    """Seed the default generators of every device (loaded now or later); returns cpu's."""
+    """Seed the default generators of every device (loaded now or later); returns cpu's (the
+    default device's where no cpu backend is installed)."""
     seed = int(seed)
     _seed[0] = seed & 0xFFFFFFFFFFFFFFFF
     for g in list(_defaults.values()):
         g.manual_seed(seed)
-    return default_generator(_devices.cpu())
+    if _has_cpu():
+        return default_generator(_devices.cpu())
+    from ._factory import get_default_device
+    try:
+        return default_generator(get_default_device())
+    except RuntimeError:  # no cpu backend and no default device set: no generator to return
+        return None
+
+
+def _has_cpu() -> bool:
+    from . import _plugins
+    _plugins.load()
+    return "cpu" in _plugins._by_type
 
 
 def seed() -> int:

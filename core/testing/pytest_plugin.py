@@ -6,6 +6,9 @@
 * ``device`` is parametrized per selected backend (ids are backend names) and yields the
   backend's default device (``cpu``, ``opencl:0``, ``cuda:0``).
 * A backend's ``known_failures`` (test-id substring -> reason) mark tests as expected failures.
+* ``@pytest.mark.ember_requires(devices=2)`` / ``(cpu=True)``: a test that needs two devices of
+  the backend, or a cpu backend besides it, is collected only where that holds (deselected,
+  not skipped, elsewhere).
 * At the end, for each backend the suite ran on, a table says which ops run natively, which by
   decomposition and which are missing.
 
@@ -86,11 +89,57 @@ def ember_backend(request):
 
 @pytest.fixture
 def device(ember_backend):
-    """The default device of the backend under test."""
+    """The default device of the backend under test. Where no cpu backend is installed (a
+    backend's own test environment), it is also ember's default device during the test, so
+    ``nn.Linear(2, 3).to(device)`` and friends work there."""
     d = _device_for_backend(ember_backend)
     if ember_backend not in _used_backends:
         _used_backends[ember_backend] = coverage_table(ember_backend)
-    return d
+    if d.type == "cpu" or has_cpu_backend():
+        yield d
+        return
+    from ember import _factory
+    prev = _factory._default_device[0]
+    _factory.set_default_device(d)
+    try:
+        yield d
+    finally:
+        _factory._default_device[0] = prev
+
+
+def has_cpu_backend() -> bool:
+    """Whether a backend for device type ``cpu`` is installed and available."""
+    from ember import _plugins
+    _plugins.load()
+    if "cpu" not in _plugins._by_type:
+        return False
+    try:
+        return bool(_plugins.backend_for("cpu").availability()[0])
+    except RuntimeError:
+        return False
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "ember_requires(devices=1, cpu=False): collect the test only for backends with at least "
+        "`devices` devices, and (cpu=True) only where a cpu backend is installed; otherwise it is deselected")
+
+
+def _requirements_met(item, marker) -> bool:
+    from ember import _plugins
+    need = int(marker.kwargs.get("devices", 1))
+    if marker.kwargs.get("cpu") and not has_cpu_backend():
+        return False
+    if need <= 1:
+        return True
+    spec = _plugins.backends.get(item.callspec.params.get("ember_backend", ""))
+    if spec is None:
+        return False
+    try:
+        be = _plugins.backend_for(spec.device_type)
+        return bool(be.availability()[0]) and be.device_count() >= need
+    except RuntimeError:
+        return False
 
 
 def pytest_collection_modifyitems(config, items):
@@ -98,6 +147,13 @@ def pytest_collection_modifyitems(config, items):
         from ember import _plugins
     except ImportError:  # pragma: no cover
         return
+    keep, dropped = [], []
+    for item in items:
+        m = item.get_closest_marker("ember_requires")
+        (keep if m is None or not hasattr(item, "callspec") or _requirements_met(item, m) else dropped).append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = keep
     for item in items:
         cs = getattr(item, "callspec", None)
         if cs is None or "ember_backend" not in cs.params:

@@ -183,8 +183,8 @@ def test_conv_padding_same_and_modes(device):
     for mode, npmode in (("reflect", "reflect"), ("replicate", "edge"), ("circular", "wrap")):
         m = nn.Conv2d(2, 3, 3, padding=1, padding_mode=mode, bias=False).to(device)
         x = ember.randn(1, 2, 5, 4, device=device)
-        exp = np_conv(np.pad(x.cpu().numpy().astype(np.float64), [(0, 0), (0, 0), (1, 1), (1, 1)], mode=npmode),
-                      m.weight.detach().cpu().numpy().astype(np.float64))
+        exp = np_conv(np.pad(x.numpy(force=True).astype(np.float64), [(0, 0), (0, 0), (1, 1), (1, 1)], mode=npmode),
+                      m.weight.detach().numpy(force=True).astype(np.float64))
         assert_close(m(x), exp, rtol=1e-4, atol=1e-5)
 
 
@@ -247,7 +247,7 @@ def test_max_pool2d(device, kw):
     check_op(lambda x: F.max_pool2d(x, **kw), ref, [(2, 3, 7, 5)], device=device, grad=True, name="max_pool2d")
     x = ember.tensor(np.random.default_rng(1).permutation(70).reshape(1, 2, 7, 5).astype(np.float32), device=device)
     _, idx = F.max_pool2d(x, return_indices=True, **kw)
-    assert_close(idx, np_max_pool(x.cpu().numpy().astype(np.float64), kw["kernel_size"], kw.get("stride"),
+    assert_close(idx, np_max_pool(x.numpy(force=True).astype(np.float64), kw["kernel_size"], kw.get("stride"),
                                   kw.get("padding", 0), kw.get("dilation", 1), kw.get("ceil_mode", False))[1])
 
 
@@ -259,7 +259,7 @@ def test_max_pool1d_3d_and_unpool(device):
     x = ember.tensor(np.random.default_rng(2).permutation(32).reshape(1, 2, 4, 4).astype(np.float32), device=device)
     y, idx = F.max_pool2d(x, 2, return_indices=True)
     u = F.max_unpool2d(y, idx, 2)
-    xn = x.cpu().numpy()
+    xn = x.numpy(force=True)
     keep = np.zeros_like(xn)
     for n, c, i, j in itertools.product(range(1), range(2), range(2), range(2)):
         blk = xn[n, c, 2 * i:2 * i + 2, 2 * j:2 * j + 2]
@@ -311,7 +311,7 @@ def test_adaptive_pools(device):
              device=device, name="adaptive_max_pool1d")
     x = ember.tensor(np.random.default_rng(3).permutation(35).reshape(1, 1, 5, 7).astype(np.float32), device=device)
     v, i = F.adaptive_max_pool2d(x, (2, 3), return_indices=True)
-    assert_close(x.reshape(1, 1, -1).gather(2, i.reshape(1, 1, -1)).reshape(v.shape), v.cpu().numpy())
+    assert_close(x.reshape(1, 1, -1).gather(2, i.reshape(1, 1, -1)).reshape(v.shape), v.numpy(force=True))
 
 
 # -- normalisation ------------------------------------------------------------------------------
@@ -323,21 +323,21 @@ def test_batch_norm_train_and_eval(device):
              device=device, grad=True, name="batch_norm")
     m = nn.BatchNorm2d(3).to(device)
     x = ember.randn(8, 3, 4, 4, device=device) * 2 + 1
-    xn = x.cpu().numpy().astype(np.float64)
+    xn = x.numpy(force=True).astype(np.float64)
     m(x)
     assert_close(m.running_mean, 0.1 * xn.mean((0, 2, 3)), rtol=1e-4, atol=1e-5)
     assert_close(m.running_var, 0.9 + 0.1 * xn.var((0, 2, 3), ddof=1), rtol=1e-4, atol=1e-5)
     assert m.num_batches_tracked.item() == 1
     m.eval()
     y = m(x)
-    exp = (xn - m.running_mean.cpu().numpy().reshape(1, -1, 1, 1)) / np.sqrt(
-        m.running_var.cpu().numpy().reshape(1, -1, 1, 1) + 1e-5)
+    exp = (xn - m.running_mean.numpy(force=True).reshape(1, -1, 1, 1)) / np.sqrt(
+        m.running_var.numpy(force=True).reshape(1, -1, 1, 1) + 1e-5)
     assert_close(y, exp, rtol=1e-4, atol=1e-5)
     mc = nn.BatchNorm1d(2, momentum=None).to(device)
     a, b = ember.randn(5, 2, device=device), ember.randn(5, 2, device=device)
     mc(a)
     mc(b)
-    assert_close(mc.running_mean, (a.cpu().numpy().mean(0) + b.cpu().numpy().mean(0)) / 2, rtol=1e-4, atol=1e-5)
+    assert_close(mc.running_mean, (a.numpy(force=True).mean(0) + b.numpy(force=True).mean(0)) / 2, rtol=1e-4, atol=1e-5)
 
 
 def test_batch_norm_double_backward(device):
@@ -414,12 +414,12 @@ def test_prelu_and_modules_match_functional(device):
     check_op(lambda x, w: F.prelu(x, w), lambda x, w: np.where(x >= 0, x, w.reshape(1, -1, 1) * x),
              [(2, 3, 4), (3,)], device=device, grad=True, name="prelu")
     x = ember.randn(2, 3, 4, device=device)
-    assert_close(nn.Softmax2d()(x), np_softmax(x.cpu().numpy().astype(np.float64), -3), rtol=1e-5, atol=1e-6)
+    assert_close(nn.Softmax2d()(x), np_softmax(x.numpy(force=True).astype(np.float64), -3), rtol=1e-5, atol=1e-6)
     for mod, fn in ((nn.ReLU(), F.relu), (nn.GELU(), F.gelu), (nn.Tanh(), F.tanh), (nn.SiLU(), F.silu)):
-        assert_close(mod(x), fn(x).cpu().numpy())
+        assert_close(mod(x), fn(x).numpy(force=True))
     y = x.clone()
     nn.ReLU(inplace=True)(y)
-    assert_close(y, np.maximum(x.cpu().numpy(), 0))
+    assert_close(y, np.maximum(x.numpy(force=True), 0))
 
 
 # -- losses -------------------------------------------------------------------------------------
@@ -435,7 +435,7 @@ def _targets(device, n, c, seed=0, ignore=None):
 def test_cross_entropy_and_nll(device, reduction):
     t, tn = _targets(device, 4, 5, ignore=-100)
     w = ember.tensor([1.0, 2.0, 0.5, 1.5, 1.0], device=device)
-    wn = w.cpu().numpy().astype(np.float64)
+    wn = w.numpy(force=True).astype(np.float64)
 
     def ref(x):
         lp = np_log_softmax(x, 1)
@@ -455,7 +455,7 @@ def test_cross_entropy_and_nll(device, reduction):
 
 def test_cross_entropy_nd_smoothing_and_probabilities(device):
     t = ember.tensor(np.random.default_rng(0).integers(0, 3, (2, 4)), device=device)
-    tn = t.cpu().numpy()
+    tn = t.numpy(force=True)
 
     def ref(x, ls=0.0):
         lp = np_log_softmax(x, 1)
@@ -497,7 +497,7 @@ def test_bce_and_pos_weight(device):
              [{"shape": (3, 4), "low": 0.05, "high": 0.95}, {"shape": (3, 4), "low": 0, "high": 1}], device=device,
              grad=True, name="bce")
     pw = ember.tensor([1.0, 2.0, 3.0, 0.5], device=device)
-    pwn = pw.cpu().numpy().astype(np.float64)
+    pwn = pw.numpy(force=True).astype(np.float64)
     check_op(lambda x, y: F.binary_cross_entropy_with_logits(x, y, pos_weight=pw),
              lambda x, y: (-(pwn * y * -np.log1p(np.exp(-x)) + (1 - y) * -np.log1p(np.exp(x)))).mean(),
              [(3, 4), {"shape": (3, 4), "low": 0, "high": 1}], device=device, grad=True, name="bce_pos_weight")
@@ -505,7 +505,7 @@ def test_bce_and_pos_weight(device):
 
 def test_margin_and_embedding_losses(device):
     y = ember.tensor([1.0, -1.0, 1.0], device=device)
-    yn = y.cpu().numpy()
+    yn = y.numpy(force=True)
     check_op(lambda a, b: F.margin_ranking_loss(a, b, y, 0.5), lambda a, b: np.maximum(0, -yn * (a - b) + 0.5).mean(),
              [(3,), (3,)], device=device, grad=True, name="margin_ranking")
     check_op(lambda a: F.hinge_embedding_loss(a, y), lambda a: np.where(yn == 1, a, np.maximum(0, 1 - a)).mean(),
@@ -572,11 +572,11 @@ def test_ctc_loss(device):
 
 def test_embedding_and_bag(device):
     idx = ember.tensor([[0, 2, 1], [1, 1, 3]], device=device)
-    idn = idx.cpu().numpy()
+    idn = idx.numpy(force=True)
     check_op(lambda w: F.embedding(idx, w), lambda w: w[idn], [(4, 3)], device=device, grad=True, name="embedding")
     w = ember.randn(4, 3, device=device, requires_grad=True)
     F.embedding(idx, w, padding_idx=1).sum().backward()
-    g = w.grad.cpu().numpy()
+    g = w.grad.numpy(force=True)
     assert g[1].tolist() == [0.0, 0.0, 0.0] and g[0].tolist() == [1.0, 1.0, 1.0] and g[3].tolist() == [1.0] * 3
     for mode, red in (("sum", np.sum), ("mean", np.mean), ("max", np.max)):
         check_op(lambda w: F.embedding_bag(idx, w, mode=mode), lambda w: red(w[idn], axis=1), [(4, 3)],
@@ -584,14 +584,14 @@ def test_embedding_and_bag(device):
     flat = ember.tensor([0, 2, 1, 3, 3], device=device)
     offs = ember.tensor([0, 2, 2], device=device)
     r = F.embedding_bag(flat, w.detach(), offs, mode="sum")
-    wn = w.detach().cpu().numpy()
+    wn = w.detach().numpy(force=True)
     assert_close(r, np.stack([wn[[0, 2]].sum(0), np.zeros(3), wn[[1, 3, 3]].sum(0)]), rtol=1e-5, atol=1e-6)
 
 
 def test_dropout_statistics_and_eval(device):
     x = ember.ones(20000, device=device)
     y = F.dropout(x, 0.3, training=True)
-    yn = y.cpu().numpy()
+    yn = y.numpy(force=True)
     vals = np.unique(yn)
     assert len(vals) == 2 and vals[0] == 0 and abs(vals[1] - 1 / 0.7) < 1e-6
     assert abs((yn == 0).mean() - 0.3) < 0.02
@@ -599,13 +599,13 @@ def test_dropout_statistics_and_eval(device):
     xg = ember.ones(10, device=device, requires_grad=True)
     out = F.dropout(xg, 0.5)
     out.sum().backward()
-    assert_close(xg.grad, out.detach().cpu().numpy())
+    assert_close(xg.grad, out.detach().numpy(force=True))
     m = nn.Dropout2d(0.5)
-    z = m(ember.ones(4, 6, 3, 3, device=device)).cpu().numpy()
+    z = m(ember.ones(4, 6, 3, 3, device=device)).numpy(force=True)
     assert all(len(np.unique(z[n, c])) == 1 for n in range(4) for c in range(6))
     m.eval()
     assert_close(m(ember.ones(2, 2, 2, 2, device=device)), np.ones((2, 2, 2, 2)))
-    a = F.alpha_dropout(ember.randn(50000, device=device), 0.2, training=True).cpu().numpy()
+    a = F.alpha_dropout(ember.randn(50000, device=device), 0.2, training=True).numpy(force=True)
     assert abs(a.mean()) < 0.03 and abs(a.std() - 1) < 0.03
 
 
@@ -649,7 +649,7 @@ def test_interpolate(device):
     src = ember.randn(1, 1, 4, 4, device=device)
     y = F.interpolate(src, size=(7, 7), mode="bicubic", align_corners=True)
     # with align_corners and 2n-1 outputs every other sample lands on an input pixel
-    assert_close(y[:, :, ::2, ::2], src.cpu().numpy(), rtol=1e-5, atol=1e-5)
+    assert_close(y[:, :, ::2, ::2], src.numpy(force=True), rtol=1e-5, atol=1e-5)
     flat = F.interpolate(ember.full((1, 1, 3, 3), 2.5, device=device), size=(5, 4), mode="bicubic")
     assert_close(flat, np.full((1, 1, 5, 4), 2.5), rtol=1e-5, atol=1e-5)  # the weights sum to one
     check_op(lambda x: F.interpolate(x, size=(2, 3), mode="area"), lambda x: _np_adaptive(x, (2, 3), np.mean),
@@ -659,7 +659,7 @@ def test_interpolate(device):
 def test_pixel_and_channel_shuffle(device):
     x = ember.arange(2 * 8 * 2 * 3, dtype=ember.float32, device=device).reshape(2, 8, 2, 3)
     y = F.pixel_shuffle(x, 2)
-    xn = x.cpu().numpy()
+    xn = x.numpy(force=True)
     exp = xn.reshape(2, 2, 2, 2, 2, 3).transpose(0, 1, 4, 2, 5, 3).reshape(2, 2, 4, 6)
     assert_close(y, exp)
     assert_close(F.pixel_unshuffle(y, 2), xn)
@@ -671,15 +671,15 @@ def test_grid_sample_and_affine_grid(device):
     x = ember.randn(1, 2, 4, 5, device=device)
     for ac in (False, True):
         grid = F.affine_grid(theta, (1, 2, 4, 5), align_corners=ac)
-        assert_close(F.grid_sample(x, grid, align_corners=ac), x.cpu().numpy(), rtol=1e-5, atol=1e-5)
+        assert_close(F.grid_sample(x, grid, align_corners=ac), x.numpy(force=True), rtol=1e-5, atol=1e-5)
     # a shift by one pixel (align_corners=True: 2/(W-1) in normalised units), zeros come in
     shift = ember.tensor([[[1.0, 0.0, 2.0 / 4], [0.0, 1.0, 0.0]]], device=device)
     g = F.affine_grid(shift, (1, 2, 4, 5), align_corners=True)
-    y = F.grid_sample(x, g, align_corners=True).cpu().numpy()
-    xn = x.cpu().numpy()
+    y = F.grid_sample(x, g, align_corners=True).numpy(force=True)
+    xn = x.numpy(force=True)
     assert_close(y[..., :4], xn[..., 1:], rtol=1e-5, atol=1e-5)
     assert_close(y[..., 4], np.zeros((1, 2, 4)), atol=1e-6)
-    yb = F.grid_sample(x, g, padding_mode="border", align_corners=True).cpu().numpy()
+    yb = F.grid_sample(x, g, padding_mode="border", align_corners=True).numpy(force=True)
     assert_close(yb[..., 4], xn[..., 4], rtol=1e-5, atol=1e-5)
     gq = ember.tensor(np.random.default_rng(0).uniform(-0.9, 0.9, (1, 3, 3, 2)), dtype=ember.float64, device=device)
     if supports(device, ember.float64):
@@ -698,7 +698,7 @@ def test_distances_and_normalize(device):
     check_op(F.pdist, lambda a: np.array([np.linalg.norm(a[i] - a[j]) for i in range(4) for j in range(i + 1, 4)]),
              [(4, 3)], device=device, grad=True, name="pdist")
     oh = F.one_hot(ember.tensor([0, 2, 1], device=device), 4)
-    assert oh.dtype == ember.int64 and oh.cpu().numpy().tolist() == np.eye(4, dtype=int)[[0, 2, 1]].tolist()
+    assert oh.dtype == ember.int64 and oh.numpy(force=True).tolist() == np.eye(4, dtype=int)[[0, 2, 1]].tolist()
 
 
 # -- modules on the device ----------------------------------------------------------------------
@@ -723,4 +723,4 @@ def test_small_cnn_trains(device):
     model.eval()
     with ember.no_grad():
         a, b = model(x), model(x)
-    assert_close(a, b.cpu().numpy())
+    assert_close(a, b.numpy(force=True))

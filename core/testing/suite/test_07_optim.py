@@ -24,7 +24,7 @@ def _steps(device, name, kw, grads=G):
     for g in grads:
         p.grad = ember.tensor(g, dtype=ember.float32, device=device)
         opt.step()
-        out.append(p.detach().cpu().numpy().astype(np.float64))
+        out.append(p.detach().numpy(force=True).astype(np.float64))
     return p, opt, out
 
 
@@ -111,7 +111,7 @@ def test_lbfgs_on_device(device):
         loss.backward()
         return loss
     opt.step(closure)
-    np.testing.assert_allclose(x.detach().cpu().numpy(), np.linalg.solve([[3.0, 0.5], [0.5, 1.0]], [1.0, -1.0]),
+    np.testing.assert_allclose(x.detach().numpy(force=True), np.linalg.solve([[3.0, 0.5], [0.5, 1.0]], [1.0, -1.0]),
                                rtol=1e-4, atol=1e-5)
 
 
@@ -119,13 +119,13 @@ def test_state_dict_round_trip_on_device(device):
     _, o1, full = _steps(device, "Adam", dict(lr=0.1))
     p2, o2, _ = _steps(device, "Adam", dict(lr=0.1), grads=G[:2])
     sd = o2.state_dict()
-    p3 = ember.tensor(p2.detach().cpu().numpy(), device=device, requires_grad=True)
+    p3 = ember.tensor(p2.detach().numpy(force=True), device=device, requires_grad=True)
     o3 = ember.optim.Adam([p3], lr=0.1)
     o3.load_state_dict(sd)
     assert o3.state[p3]["exp_avg"].device == p3.device
     p3.grad = ember.tensor(G[2], dtype=ember.float32, device=device)
     o3.step()
-    np.testing.assert_array_equal(p3.detach().cpu().numpy(), full[-1].astype(np.float32))
+    np.testing.assert_array_equal(p3.detach().numpy(force=True), full[-1].astype(np.float32))
 
 
 def test_scheduler_drives_the_device_optimizer(device):
@@ -136,4 +136,4 @@ def test_scheduler_drives_the_device_optimizer(device):
         p.grad = ember.ones(2, device=device)
         opt.step()
         sched.step()
-    np.testing.assert_allclose(p.detach().cpu().numpy(), [1 - 1 - 0.5 - 0.25] * 2)
+    np.testing.assert_allclose(p.detach().numpy(force=True), [1 - 1 - 0.5 - 0.25] * 2)
