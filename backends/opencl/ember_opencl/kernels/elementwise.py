@@ -123,12 +123,12 @@ def run(opkey, expr: str, ot, operands: list, shape: tuple, out: Tensor | None, 
     tens = []
     scal = []
     for x in operands:
-        if x.__class__ is Tensor:
-            kinds.append(("t", T(x._dtype)))
-            tens.append(x)
-        else:
+        if x.__class__ is tuple:  # (python scalar, CT)
             kinds.append(("s", x[1]))
             scal.append(scalar_slot(x[0], x[1]))
+        else:
+            kinds.append(("t", T(x._dtype)))
+            tens.append(x)
     kinds = tuple(kinds)
     # layout
     cont = out.is_contiguous()

@@ -12,7 +12,7 @@ from .types import T
 
 def _overlaps(out: Tensor, xs, shape) -> bool:
     for x in xs:
-        if x.__class__ is Tensor and x._storage is out._storage:
+        if isinstance(x, Tensor) and x._storage is out._storage:
             if x._offset != out._offset or x._stride != out._stride or x._shape != shape:
                 return True
     return False
@@ -63,9 +63,9 @@ def binary(name: str):
     specs: dict = {}
 
     def k(a, b, out: Tensor | None = None) -> Tensor:
-        if a.__class__ is Tensor:
+        if isinstance(a, Tensor):
             x = a
-            if b.__class__ is Tensor:
+            if isinstance(b, Tensor):
                 shape = a._shape if a._shape == b._shape else broadcast_shapes(a._shape, b._shape, name)
             else:
                 shape = a._shape
@@ -78,7 +78,7 @@ def binary(name: str):
             sp = _spec(table, name, t)
             s = specs[t.name] = sp + (helpers_for(sp[0]),)
         expr, rt, err, helpers = s
-        ops = [a if a.__class__ is Tensor else (a, t), b if b.__class__ is Tensor else (b, t)]
+        ops = [a if isinstance(a, Tensor) else (a, t), b if isinstance(b, Tensor) else (b, t)]
         cd = ew.cl_dev(x)
         if out is not None and (out._dtype is not rt.dtype or _overlaps(out, (a, b), shape)):
             r = ew.run(name, expr, rt, ops, shape, None, x._device, cd, err, helpers)
@@ -93,14 +93,14 @@ def binary(name: str):
 
 
 def k_where(c: Tensor, a, b) -> Tensor:
-    xs = [v for v in (a, b) if v.__class__ is Tensor]
+    xs = [v for v in (a, b) if isinstance(v, Tensor)]
     ref = xs[0] if xs else c
     t = T(xs[0]._dtype) if xs else _scalar_type(a, b)
     shape = c._shape
     for v in xs:
         if v._shape != shape:
             shape = broadcast_shapes(shape, v._shape, "where")
-    ops = [c, a if a.__class__ is Tensor else (a, t), b if b.__class__ is Tensor else (b, t)]
+    ops = [c, a if isinstance(a, Tensor) else (a, t), b if isinstance(b, Tensor) else (b, t)]
     return ew.run("where", "(a ? b : c)", t, ops, shape, None, ref._device, ew.cl_dev(ref))
 
 
