@@ -16,11 +16,26 @@ optimizers call the decomposition directly with grad mode on.
 """
 from __future__ import annotations
 
+from .. import _state
 from .registry import register_op
+
+_grad = _state.grad
 
 
 def _neg_if(g, maximize: bool):
     return g.neg() if maximize else g
+
+
+def _kept(p):
+    """``p`` as an operand of an op that autograd may save: a copy under grad mode, since ``p`` is
+    about to be updated in place (only ``differentiable=True`` optimizers run with grad mode on)."""
+    return p.clone() if _grad.enabled else p
+
+
+def _tmp(x, name: str, *args):
+    """``x.<name>_(*args)`` on a temporary ``x``; out of place when grad mode is on (an optimizer
+    with ``differentiable=True``), where autograd may have saved ``x`` for the backward pass."""
+    return getattr(x, name if _grad.enabled else name + "_")(*args)
 
 
 # -- SGD -------------------------------------------------------------------------------------
@@ -32,7 +47,7 @@ def sgd_update(params, grads, momentum_buffers, first_step, lr: float, weight_de
     for i, p in enumerate(params):
         g = _neg_if(grads[i], maximize)
         if weight_decay != 0:
-            g = g.add(p, alpha=weight_decay)
+            g = g.add(_kept(p), alpha=weight_decay)
         if momentum != 0:
             buf = momentum_buffers[i]
             if first_step[i]:
@@ -58,7 +73,7 @@ def adam_update(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps, lr
             if decoupled_weight_decay:
                 p.mul_(1 - lr * weight_decay)
             else:
-                g = g.add(p, alpha=weight_decay)
+                g = g.add(_kept(p), alpha=weight_decay)
         exp_avg.lerp_(g, 1 - beta1)
         exp_avg_sq.mul_(beta2).addcmul_(g, g, value=1 - beta2)
         bias_correction1 = 1 - beta1 ** step
@@ -67,15 +82,18 @@ def adam_update(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps, lr
         if amsgrad:
             m = max_exp_avg_sqs[i]
             _maximum_into(m, exp_avg_sq)
-            denom = (m.sqrt() / bias_correction2_sqrt).add_(eps)
+            denom = _tmp(m.sqrt() / bias_correction2_sqrt, "add", eps)
         else:
-            denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)
+            denom = _tmp(exp_avg_sq.sqrt() / bias_correction2_sqrt, "add", eps)
         p.addcdiv_(exp_avg, denom, value=-step_size)
 
 
 def _maximum_into(dst, other) -> None:
     from .elementwise import maximum
-    maximum(dst, other, out=dst)
+    if _grad.enabled:
+        dst.copy_(maximum(dst.clone(), other))
+    else:
+        maximum(dst, other, out=dst)
 
 
 # -- Adamax ---------------------------------------------------------------------------------------
@@ -89,10 +107,10 @@ def adamax_update(params, grads, exp_avgs, exp_infs, steps, lr: float, beta1: fl
         steps[i].add_(1)
         step = steps[i].item()
         if weight_decay != 0:
-            g = g.add(p, alpha=weight_decay)
+            g = g.add(_kept(p), alpha=weight_decay)
         exp_avg.lerp_(g, 1 - beta1)
         exp_inf.mul_(beta2)
-        _maximum_into(exp_inf, g.abs().add_(eps))
+        _maximum_into(exp_inf, _tmp(g.abs(), "add", eps))
         clr = lr / (1 - beta1 ** step)
         p.addcdiv_(exp_avg, exp_inf, value=-clr)
 
@@ -114,14 +132,14 @@ def nadam_update(params, grads, exp_avgs, exp_avg_sqs, mu_products, steps, lr: f
             if decoupled_weight_decay:
                 p.mul_(1 - lr * weight_decay)
             else:
-                g = g.add(p, alpha=weight_decay)
+                g = g.add(_kept(p), alpha=weight_decay)
         mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * momentum_decay)))
         mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * momentum_decay)))
         mu_product.mul_(mu)
         mu_prod = mu_product.item()
         exp_avg.lerp_(g, 1 - beta1)
         exp_avg_sq.mul_(beta2).addcmul_(g, g, value=1 - beta2)
-        denom = exp_avg_sq.div(bias_correction2).sqrt().add_(eps)
+        denom = _tmp(exp_avg_sq.div(bias_correction2).sqrt(), "add", eps)
         mu_product_next = mu_prod * mu_next
         p.addcdiv_(g, denom, value=-lr * (1.0 - mu) / (1.0 - mu_prod))
         p.addcdiv_(exp_avg, denom, value=(-lr * mu_next) / (1.0 - mu_product_next))
@@ -143,7 +161,7 @@ def radam_update(params, grads, exp_avgs, exp_avg_sqs, steps, lr: float, beta1: 
             if decoupled_weight_decay:
                 p.mul_(1 - lr * weight_decay)
             else:
-                g = g.add(p, alpha=weight_decay)
+                g = g.add(_kept(p), alpha=weight_decay)
         exp_avg.lerp_(g, 1 - beta1)
         exp_avg_sq.mul_(beta2).addcmul_(g, g, value=1 - beta2)
         bias_correction1 = 1 - beta1 ** step
@@ -152,7 +170,7 @@ def radam_update(params, grads, exp_avgs, exp_avg_sqs, steps, lr: float, beta1: 
         rho_t = rho_inf - 2 * step * (beta2 ** step) / bias_correction2
         if rho_t > 5.0:
             rect = ((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) ** 0.5
-            adaptive_lr = (bias_correction2 ** 0.5) / exp_avg_sq.sqrt().add_(eps)
+            adaptive_lr = (bias_correction2 ** 0.5) / _tmp(exp_avg_sq.sqrt(), "add", eps)
             p.add_(bias_corrected_exp_avg * lr * adaptive_lr * rect, alpha=-1.0)
         else:
             p.add_(bias_corrected_exp_avg * lr, alpha=-1.0)
@@ -168,11 +186,11 @@ def adagrad_update(params, grads, state_sums, steps, lr: float, weight_decay: fl
         steps[i].add_(1)
         step = steps[i].item()
         if weight_decay != 0:
-            g = g.add(p, alpha=weight_decay)
+            g = g.add(_kept(p), alpha=weight_decay)
         clr = lr / (1 + (step - 1) * lr_decay)
         s = state_sums[i]
         s.addcmul_(g, g, value=1)
-        std = s.sqrt().add_(eps)
+        std = _tmp(s.sqrt(), "add", eps)
         p.addcdiv_(g, std, value=-clr)
 
 
@@ -185,16 +203,16 @@ def rmsprop_update(params, grads, square_avgs, grad_avgs, momentum_buffers, step
         g = _neg_if(grads[i], maximize)
         steps[i].add_(1)
         if weight_decay != 0:
-            g = g.add(p, alpha=weight_decay)
+            g = g.add(_kept(p), alpha=weight_decay)
         square_avg = square_avgs[i]
         square_avg.mul_(alpha).addcmul_(g, g, value=1 - alpha)
         if centered:
             grad_avg = grad_avgs[i]
             grad_avg.lerp_(g, 1 - alpha)
-            avg = square_avg.addcmul(grad_avg, grad_avg, value=-1).sqrt_()
+            avg = _tmp(square_avg.addcmul(grad_avg, grad_avg, value=-1), "sqrt")
         else:
             avg = square_avg.sqrt()
-        avg = avg.add_(eps)
+        avg = _tmp(avg, "add", eps)
         if momentum > 0:
             buf = momentum_buffers[i]
             buf.mul_(momentum).addcdiv_(g, avg)
@@ -212,12 +230,11 @@ def adadelta_update(params, grads, square_avgs, acc_deltas, steps, lr: float, rh
         g = _neg_if(grads[i], maximize)
         steps[i].add_(1)
         if weight_decay != 0:
-            g = g.add(p, alpha=weight_decay)
+            g = g.add(_kept(p), alpha=weight_decay)
         square_avg, acc_delta = square_avgs[i], acc_deltas[i]
         square_avg.mul_(rho).addcmul_(g, g, value=1 - rho)
-        std = square_avg.add(eps).sqrt_()
-        delta = acc_delta.add(eps).sqrt_()
-        delta.div_(std).mul_(g)
+        std = _tmp(square_avg.add(eps), "sqrt")
+        delta = _tmp(_tmp(_tmp(acc_delta.add(eps), "sqrt"), "div", std), "mul", g)
         acc_delta.mul_(rho).addcmul_(delta, delta, value=1 - rho)
         p.add_(delta, alpha=-lr)
 
@@ -257,7 +274,7 @@ def asgd_update(params, grads, axs, mus, etas, steps, lr: float, lambd: float, a
         steps[i].add_(1)
         step = steps[i].item()
         if weight_decay != 0:
-            g = g.add(p, alpha=weight_decay)
+            g = g.add(_kept(p), alpha=weight_decay)
         eta_value = eta.item()
         p.mul_(1 - lambd * eta_value)
         p.add_(g, alpha=-eta_value)
