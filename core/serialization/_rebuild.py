@@ -83,8 +83,12 @@ def _rebuild_tensor_from_storage(storage, dtype, storage_offset, size, stride, r
 def _as_subclass(t: Tensor, cls) -> Tensor:
     if not (isinstance(cls, type) and issubclass(cls, Tensor)):
         raise _BadFile(f"{cls!r} is not a Tensor class")
-    if cls is not Tensor:
-        t.__class__ = cls   # the idiom of ember's own constructors (subclasses add no slots)
+    if cls is Tensor:
+        return t
+    from_alias = getattr(cls, "_from_alias", None)   # a subclass's own constructor (nn.Parameter)
+    if from_alias is not None:
+        return from_alias(t, t._requires_grad)
+    t.__class__ = cls   # the idiom of ember's own constructors (subclasses add no slots)
     return t
 
 

@@ -141,3 +141,20 @@ def test_ember_reads_torch_files_through_mmap(tmp_path):
     torch.save({"t": t, "row": t[3]}, tmp_path / "t.pt")
     back = ember.load(tmp_path / "t.pt", mmap=True)
     assert ebits(back["t"]) == tbits(t) and back["row"].untyped_storage() is back["t"].untyped_storage()
+
+
+def test_torch_reads_ember_parameters_and_model_state_dicts():
+    import ember.nn as nn
+    ember.manual_seed(0)
+    em = nn.Sequential(nn.Linear(4, 3), nn.BatchNorm1d(3), nn.Linear(3, 2))
+    frozen = nn.Parameter(ember.ones(2), requires_grad=False)
+    back = torch.load(e2t_bytes({"sd": em.state_dict(), "params": list(em.parameters()), "frozen": frozen}),
+                      weights_only=True)
+    assert all(isinstance(p, torch.nn.Parameter) and p.requires_grad for p in back["params"])
+    assert isinstance(back["frozen"], torch.nn.Parameter) and not back["frozen"].requires_grad
+    tm = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.BatchNorm1d(3), torch.nn.Linear(3, 2))
+    tm.load_state_dict(back["sd"])
+    x = np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4)
+    em.eval(), tm.eval()
+    np.testing.assert_allclose(tm(torch.from_numpy(x)).detach().numpy(), em(ember.tensor(x)).detach().numpy(),
+                               rtol=1e-6, atol=1e-6)
