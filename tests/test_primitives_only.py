@@ -11,6 +11,7 @@ from ember.testing.suite.test_05_autograd import *  # noqa: F401,F403
 from ember.testing.suite.test_06_nn import *  # noqa: F401,F403
 from ember.testing.suite.test_07_optim import *  # noqa: F401,F403
 from ember.testing.suite.test_08_serialization import *  # noqa: F401,F403
+from ember.testing.suite.test_09_devices import *  # noqa: F401,F403
 
 ember_backends = ["primitives"]
 

@@ -6,9 +6,9 @@
 * ``device`` is parametrized per selected backend (ids are backend names) and yields the
   backend's default device (``cpu``, ``opencl:0``, ``cuda:0``).
 * A backend's ``known_failures`` (test-id substring -> reason) mark tests as expected failures.
-* ``@pytest.mark.ember_requires(devices=2)`` / ``(cpu=True)``: a test that needs two devices of
-  the backend, or a cpu backend besides it, is collected only where that holds (deselected,
-  not skipped, elsewhere).
+* ``@pytest.mark.ember_requires(devices=2)`` / ``(cpu=True)`` / ``(accelerator=True)``: a test
+  that needs two devices of the backend, a cpu backend besides it, or a device that is not cpu,
+  is collected only where that holds (deselected, not skipped, elsewhere).
 * At the end, for each backend the suite ran on, a table says which ops run natively, which by
   decomposition and which are missing.
 
@@ -121,8 +121,9 @@ def has_cpu_backend() -> bool:
 
 def pytest_configure(config):
     config.addinivalue_line(
-        "markers", "ember_requires(devices=1, cpu=False): collect the test only for backends with at least "
-        "`devices` devices, and (cpu=True) only where a cpu backend is installed; otherwise it is deselected")
+        "markers", "ember_requires(devices=1, cpu=False, accelerator=False): collect the test only for backends "
+        "with at least `devices` devices, (cpu=True) only where a cpu backend is installed, (accelerator=True) only "
+        "for a backend whose device type is not cpu; otherwise it is deselected")
 
 
 def _requirements_met(item, marker) -> bool:
@@ -130,9 +131,11 @@ def _requirements_met(item, marker) -> bool:
     need = int(marker.kwargs.get("devices", 1))
     if marker.kwargs.get("cpu") and not has_cpu_backend():
         return False
+    spec = _plugins.backends.get(item.callspec.params.get("ember_backend", ""))
+    if marker.kwargs.get("accelerator") and (spec is None or spec.device_type == "cpu"):
+        return False
     if need <= 1:
         return True
-    spec = _plugins.backends.get(item.callspec.params.get("ember_backend", ""))
     if spec is None:
         return False
     try:
