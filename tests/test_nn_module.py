@@ -259,7 +259,7 @@ def test_printed_module_tree():
         "Net(\n"
         "  (features): Sequential(\n"
         "    (0): Conv2d(1, 4, kernel_size=(3, 3), stride=(1, 1))\n"
-        "    (1): BatchNorm2d(4, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True)\n"
+        "    (1): BatchNorm2d(4, eps=1e-05, momentum=0.1, affine=True, bias=True, track_running_stats=True)\n"
         "    (2): ReLU()\n"
         "  )\n"
         "  (fc): Linear(in_features=4, out_features=2, bias=True)\n"
@@ -276,8 +276,8 @@ def test_printed_module_tree():
         nn.MaxPool2d(2): "MaxPool2d(kernel_size=2, stride=2, padding=0, dilation=1, ceil_mode=False)",
         nn.AvgPool1d(3): "AvgPool1d(kernel_size=(3,), stride=(3,), padding=(0,))",
         nn.AdaptiveAvgPool2d((1, 1)): "AdaptiveAvgPool2d(output_size=(1, 1))",
-        nn.LayerNorm(10): "LayerNorm((10,), eps=1e-05, elementwise_affine=True)",
-        nn.GroupNorm(2, 4): "GroupNorm(2, 4, eps=1e-05, affine=True)",
+        nn.LayerNorm(10): "LayerNorm((10,), eps=1e-05, elementwise_affine=True, bias=True)",
+        nn.GroupNorm(2, 4): "GroupNorm(2, 4, eps=1e-05, affine=True, bias=True)",
         nn.Embedding(10, 3, padding_idx=0): "Embedding(10, 3, padding_idx=0)",
         nn.EmbeddingBag(10, 3, mode="sum"): "EmbeddingBag(10, 3, mode='sum')",
         nn.Dropout(0.2): "Dropout(p=0.2, inplace=False)",
@@ -294,7 +294,7 @@ def test_printed_module_tree():
         nn.PixelShuffle(2): "PixelShuffle(upscale_factor=2)",
         nn.Identity(): "Identity()",
         nn.PReLU(): "PReLU(num_parameters=1)",
-        nn.InstanceNorm2d(3): "InstanceNorm2d(3, eps=1e-05, momentum=0.1, affine=False, track_running_stats=False)",
+        nn.InstanceNorm2d(3): "InstanceNorm2d(3, eps=1e-05, momentum=0.1, affine=False, bias=False, track_running_stats=False)",
     }
     for mod, text in cases.items():
         assert repr(mod) == text
