@@ -27,7 +27,7 @@ from ._random import (Generator, get_rng_state, initial_seed, manual_seed, seed,
 from ._random import default_generator as _default_generator_for
 from .autograd import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
                        set_grad_enabled)
-from ._dlpack import from_dlpack
+from ._dlpack import from_dlpack, to_dlpack
 from ._repr import set_printoptions
 from . import return_types
 from ._legacy import CPU_CLASSES as _CPU_CLASSES
