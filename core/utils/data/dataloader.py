@@ -284,7 +284,7 @@ class _BaseDataLoaderIter:
         data = self._next_data()
         self._num_yielded += 1
         if (self._dataset_kind == _DatasetKind.Iterable and self._IterableDataset_len_called is not None
-                and self._num_yielded > self._IterableDataset_len_called):
+                and self._num_yielded == self._IterableDataset_len_called + 1):  # once per epoch
             warnings.warn(
                 f"Length of IterableDataset {self._dataset} was reported to be {self._IterableDataset_len_called} "
                 f"batches (when accessing len(dataloader)), but {self._num_yielded} have been fetched. With "

@@ -50,6 +50,7 @@ class WorkerPool:
         self._owner: dict = {}  # pipe or sentinel -> worker id
         self.closed = False
         self.grace = grace
+        self.token = shm.new_token()
         shm.prepare()
         try:
             for i in range(num_workers):
@@ -57,7 +58,7 @@ class WorkerPool:
                 p = ctx.Process(
                     target=_worker_loop, name=f"ember-data-worker-{i}", daemon=True,
                     args=(dataset_kind, dataset, child, auto_collation, collate_fn, drop_last, base_seed,
-                          worker_init_fn, i, num_workers, transport))
+                          worker_init_fn, i, num_workers, transport, self.token))
                 try:
                     p.start()
                 finally:
@@ -167,6 +168,7 @@ class WorkerPool:
             while self._drain_one(c, block=False):
                 pass
             c.close()
+        shm.release_orphans(self.pids, self.token)
 
     @staticmethod
     def _drain_one(conn, block: bool = True) -> bool:

@@ -50,7 +50,7 @@ _counter = itertools.count()
 _owned: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 # names created by this process that are not handed over yet (a worker owns them until sent)
 _pending: list = []
-_state = {"transport": "shm" if AVAILABLE else "pickle", "warned": False}
+_state = {"transport": "shm" if AVAILABLE else "pickle", "warned": False, "token": "0"}
 
 
 def default_transport() -> str:
@@ -62,9 +62,10 @@ def default_transport() -> str:
     return want if AVAILABLE else "pickle"
 
 
-def set_transport(name: str) -> None:
-    """Select the transport of this (worker) process."""
+def set_transport(name: str, token: str = "0") -> None:
+    """Select the transport of this (worker) process and the tag of its pool's segment names."""
     _state["transport"] = name
+    _state["token"] = token
 
 
 def using_shm() -> bool:
@@ -81,8 +82,35 @@ def prepare() -> None:
 
 # -- segments ---------------------------------------------------------------------------------
 def _new_name() -> str:
-    # short (macOS allows 31 characters), unique per process and call, unguessable
-    return f"/ember_{os.getpid():x}_{next(_counter):x}_{secrets.token_hex(3)}"
+    # short (macOS allows 31 characters); pid and the pool's token let the main process find what
+    # a dead worker left behind (release_orphans)
+    return f"/ember_{os.getpid():x}_{_state['token']}_{next(_counter):x}"
+
+
+def new_token() -> str:
+    """A random tag for the segments of one worker pool."""
+    return secrets.token_hex(3)
+
+
+def release_orphans(pids, token: str) -> None:
+    """Unlink segments that workers ``pids`` of the pool ``token`` created and never handed over
+    (a worker killed while making a batch). Call only once those workers have exited and their
+    pipes are drained. Needs a listable ``/dev/shm`` (Linux); elsewhere the resource tracker
+    unlinks them when the program ends."""
+    from multiprocessing import resource_tracker
+    if not AVAILABLE or not os.path.isdir("/dev/shm"):
+        return
+    prefixes = tuple(f"ember_{p:x}_{token}_" for p in pids if p is not None)
+    try:
+        names = [f for f in os.listdir("/dev/shm") if f.startswith(prefixes)]
+    except OSError:  # pragma: no cover
+        return
+    for f in names:
+        name = "/" + f
+        # a worker killed between creating and registering a segment: register first (a set add)
+        # so that the tracker's unregister finds it
+        resource_tracker.register(name, "shared_memory")
+        release(name)
 
 
 class SharedMemoryFull(OSError):

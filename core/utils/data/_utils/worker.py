@@ -68,14 +68,14 @@ def seed_worker(base_seed: int, worker_id: int) -> int:
 
 
 def _worker_loop(dataset_kind, dataset, conn, auto_collation, collate_fn, drop_last, base_seed, init_fn,
-                 worker_id, num_workers, transport) -> None:
+                 worker_id, num_workers, transport, token) -> None:
     global _worker_info
     try:
         # Ctrl-C reaches the whole process group: the main process handles it and stops us
         signal.signal(signal.SIGINT, signal.SIG_IGN)
     except (ValueError, OSError):  # pragma: no cover - not the main thread of this process
         pass
-    shm.set_transport(transport)
+    shm.set_transport(transport, token)
     where = f"in DataLoader worker process {worker_id}"
     init_error = fetcher = None
     try:
