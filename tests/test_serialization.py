@@ -460,3 +460,20 @@ def test_top_level_names():
     assert ember.save is S.save and ember.load is S.load
     for name in S.__all__:
         assert getattr(S, name).__doc__ or name == "DEFAULT_PROTOCOL"
+
+
+def test_loaded_storages_are_freed_without_the_garbage_collector():
+    import gc
+    import weakref
+    for fmt in ("ember", "torch"):
+        buf = io.BytesIO()
+        ember.save({"w": ember.ones(1000)}, buf, format=fmt)
+        fmt_data = buf.getvalue()
+        gc.disable()
+        try:
+            d = ember.load(io.BytesIO(fmt_data))
+            ref = weakref.ref(d["w"].untyped_storage())
+            del d
+            assert ref() is None   # freed at once: loading in a loop does not pile up memory
+        finally:
+            gc.enable()

@@ -160,6 +160,7 @@ def load(f: FileLike, map_location: MapLocation = None, pickle_module: Any = Non
     with _open_for_read(f, name) as fh:
         try:
             archive = _Archive(fh, bool(mmap))
+            loader = None
             try:
                 loader = _Loader(archive, name, map_location, bool(weights_only))
                 data = archive.record("data.pkl")
@@ -167,6 +168,8 @@ def load(f: FileLike, map_location: MapLocation = None, pickle_module: Any = Non
                 archive.verify()
                 return result
             finally:
+                if loader is not None:
+                    loader.close()
                 archive.close()
         except _BadFile as e:
             raise RuntimeError(f"ember.load: {name} is not a readable checkpoint: {e}") from None
@@ -191,6 +194,7 @@ def get_unsafe_globals_in_checkpoint(f: FileLike) -> list:
         loader = _Loader(archive, name, "cpu", True)
         data = archive.record("data.pkl")
         archive.close()
+        loader.close()
 
     class Scanner(pickle.Unpickler):
         def find_class(self, module, gname):

@@ -43,6 +43,14 @@ class _Loader:
             "torch._tensor._rebuild_from_type": _torch_from_type,
         }
 
+    def close(self) -> None:
+        """Drop what this load holds (its bound methods make it a cycle: without this, the loaded
+        storages would live until the garbage collector runs)."""
+        self.storages.clear()
+        self.dtype_of.clear()
+        self.torch_funcs.clear()
+        self.archive = None
+
     # -- globals ------------------------------------------------------------------------------------
     def find_class(self, module: str, name: str, default: Callable):
         # protocol <= 2 pickles name Python 2 modules (__builtin__.set); map them as pickle does
@@ -218,15 +226,32 @@ def _normalise_map_location(ml):
                     f"callable, got {type(ml).__name__}")
 
 
+class _Unpickler(pickle.Unpickler):
+    """The C unpickler with globals and storages resolved by a :class:`_Loader`."""
+
+    def __init__(self, file, loader: _Loader, **kwargs):
+        super().__init__(file, **kwargs)
+        self._loader = loader
+
+    def find_class(self, module, name):
+        return self._loader.find_class(module, name, super().find_class)
+
+    def persistent_load(self, pid):
+        return self._loader.persistent_load(pid)
+
+
 def _make_unpickler(base, data: bytes, loader: _Loader, kwargs: dict):
-    class Unpickler(base):
+    if base is pickle.Unpickler:
+        return _Unpickler(io.BytesIO(data), loader, **kwargs)
+
+    class Custom(base):   # another pickle module's Unpickler (weights_only=False), same two overrides
         def find_class(self, module, name):
             return loader.find_class(module, name, super().find_class)
 
         def persistent_load(self, pid):
             return loader.persistent_load(pid)
 
-    return Unpickler(io.BytesIO(data), **kwargs)
+    return Custom(io.BytesIO(data), **kwargs)
 
 
 class _Placeholder:
