@@ -477,3 +477,18 @@ def test_loaded_storages_are_freed_without_the_garbage_collector():
             assert ref() is None   # freed at once: loading in a loop does not pile up memory
         finally:
             gc.enable()
+
+
+def test_save_keeps_no_reference_to_what_it_saved():
+    import gc
+    import weakref
+    for fmt in ("ember", "torch"):
+        gc.disable()
+        try:
+            t = ember.ones(1000)
+            refs = (weakref.ref(t), weakref.ref(t.untyped_storage()))
+            ember.save({"t": t, "v": t[1:]}, io.BytesIO(), format=fmt)
+            del t
+            assert refs[0]() is None and refs[1]() is None
+        finally:
+            gc.enable()

@@ -103,6 +103,11 @@ def save(obj: Any, f: FileLike, pickle_module: Any = None, pickle_protocol: int 
         if hasattr(e, "add_note"):
             e.add_note(f"ember.save: the object could not be pickled; nothing was written to {_describe(f)}")
         raise
+    finally:
+        # the pickler is a reference cycle (it holds its own bound methods): empty it now, or its
+        # memo would keep every saved object alive until the garbage collector runs
+        pickler.clear_memo()
+        pickler._table = None
     data_pkl = buf.getvalue()
     del pickler, buf
 
