@@ -421,3 +421,21 @@ def test_import_ember_as_torch_style_loop():
             sched.step()
     assert loss.item() < 1e-3
     assert sched.get_last_lr() == [0.05 * 0.5 ** 6]
+
+
+def test_wrapper_without_optimizer_init_still_steps():
+    class Bare(Optimizer):
+        def __init__(self, base):
+            self.base = base
+            self.param_groups = base.param_groups
+            self.defaults = base.defaults
+            self.state = base.state
+
+        def step(self, closure=None):
+            return self.base.step(closure)
+    a = leaf(1.0)
+    a.grad = ember.tensor([1.0])
+    seen = []
+    with optim.register_optimizer_step_pre_hook(lambda o, args, kw: seen.append(type(o).__name__)):
+        Bare(optim.SGD([a], lr=0.5)).step()
+    assert a.item() == 0.5 and seen == ["Bare", "SGD"]

@@ -14,7 +14,6 @@ the host). Where ember does better than PyTorch:
 from __future__ import annotations
 
 import functools
-import warnings
 from collections import OrderedDict, defaultdict
 from copy import deepcopy
 from itertools import chain
@@ -70,7 +69,9 @@ def _hooked_step(func):
             return func(self, *args, **kwargs)
         self._in_step = True
         try:
-            for pre_hook in chain(_global_optimizer_pre_hooks.values(), self._optimizer_step_pre_hooks.values()):
+            own = self.__dict__  # (a wrapper that never called Optimizer.__init__ has no hooks of its own)
+            pre = own.get("_optimizer_step_pre_hooks", {})
+            for pre_hook in chain(_global_optimizer_pre_hooks.values(), pre.values()):
                 result = pre_hook(self, args, kwargs)
                 if result is not None:
                     if isinstance(result, tuple) and len(result) == 2:
@@ -79,7 +80,8 @@ def _hooked_step(func):
                         raise RuntimeError(f"{func} must return None or a tuple of (new_args, new_kwargs), but got "
                                            f"{result}.")
             out = func(self, *args, **kwargs)
-            for post_hook in chain(self._optimizer_step_post_hooks.values(), _global_optimizer_post_hooks.values()):
+            post = own.get("_optimizer_step_post_hooks", {})
+            for post_hook in chain(post.values(), _global_optimizer_post_hooks.values()):
                 post_hook(self, args, kwargs)
             return out
         finally:
@@ -406,7 +408,8 @@ class Optimizer:
             param_group["param_names"] = names
         for param in tensors:
             if not isinstance(param, Tensor):
-                raise TypeError("optimizer can only optimize Tensors, but one of the params is " + ember.typename(param))
+                raise TypeError("optimizer can only optimize Tensors, but one of the params is "
+                                + ember.typename(param))
             if not self.defaults.get("differentiable", None) and not (param.is_leaf or param.retains_grad):
                 raise ValueError("can't optimize a non-leaf Tensor")
         for name, default in self.defaults.items():

@@ -26,8 +26,8 @@ class SGD(Optimizer):
     _state_shape_keys = ("momentum_buffer",)
 
     def __init__(self, params, lr: float = 1e-3, momentum: float = 0, dampening: float = 0,
-                 weight_decay: float = 0, nesterov: bool = False, *, maximize: bool = False, foreach: bool | None = None,
-                 differentiable: bool = False, fused: bool | None = None) -> None:
+                 weight_decay: float = 0, nesterov: bool = False, *, maximize: bool = False,
+                 foreach: bool | None = None, differentiable: bool = False, fused: bool | None = None) -> None:
         defaults = dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay, nesterov=nesterov,
                         maximize=maximize, foreach=foreach, differentiable=differentiable, fused=fused)
         super().__init__(params, defaults)

@@ -16,4 +16,5 @@ from ._simple import (ConstantLR, ExponentialLR, LambdaLR, LinearLR, Multiplicat
 
 __all__ = ["LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR", "ConstantLR", "LinearLR", "ExponentialLR",
            "SequentialLR", "CosineAnnealingLR", "ChainedScheduler", "ReduceLROnPlateau", "CyclicLR",
-           "CosineAnnealingWarmRestarts", "OneCycleLR", "PolynomialLR", "LRScheduler", "EPOCH_DEPRECATION_WARNING"]
+           "CosineAnnealingWarmRestarts", "OneCycleLR", "PolynomialLR", "LRScheduler", "_LRScheduler",
+           "EPOCH_DEPRECATION_WARNING"]
