@@ -6,6 +6,12 @@ prints a runnable repro when they differ.
 """
 from __future__ import annotations
 
+import ast
+import functools
+import linecache
+import re
+import sys
+
 import numpy as np
 
 import ember
@@ -76,7 +82,8 @@ def layouts(ndim: int) -> tuple:
 def to_device_with_layout(arr: np.ndarray, dtype, device, layout="contiguous", requires_grad=False):
     """Put host values ``arr`` on ``device`` as a tensor with the requested memory layout and the
     same logical values: 'transposed' (a .mT / flipped-strides view), 'sliced' (every other
-    element of a larger buffer), 'expanded' (a stride-0 broadcast when a dim is 1, else sliced)."""
+    element of a larger buffer), 'expanded' (a stride-0 broadcast of the first row when all rows
+    are equal, as :func:`reference_inputs` makes them; otherwise a select of an expanded tensor)."""
     dev = _as_device(device)
     host = np.asarray(arr)
     if layout == "contiguous" or host.ndim == 0:
@@ -92,9 +99,8 @@ def to_device_with_layout(arr: np.ndarray, dtype, device, layout="contiguous", r
         big[..., ::2] = host
         t = ember.tensor(big, dtype=dtype, device=dev)[..., ::2]
     elif layout == "expanded":
-        # broadcast a 1-sized first dim when possible; otherwise build from a size-1 dim expand
-        if host.shape and host.shape[0] == 1:
-            t = ember.tensor(host, dtype=dtype, device=dev).expand(host.shape)
+        if host.shape and host.shape[0] > 1 and (host == host[:1]).all():
+            t = ember.tensor(host[:1], dtype=dtype, device=dev).expand(host.shape)  # stride 0 along dim 0
         else:
             row = ember.tensor(host, dtype=dtype, device=dev).unsqueeze(0).expand((2,) + host.shape)
             t = row[1]
@@ -121,23 +127,117 @@ def to_numpy64(t) -> np.ndarray:
     return a
 
 
-def repro(fn_name: str, inputs, device, extra: str = "") -> str:
-    """Python source that rebuilds ``inputs`` and calls the op (for failure messages)."""
-    lines = ["import ember, numpy as np"]
+def _values_src(a: np.ndarray) -> str:
+    """A python literal for ``a``'s values (NaN and infinities spelled so that they parse)."""
+    src = repr(a.tolist())
+    return re.sub(r"\b(nan|inf)\b", lambda m: f"float('{m.group(1)}')", src)
+
+
+def tensor_source(name: str, x, device) -> str:
+    """A line rebuilding tensor ``x`` exactly: its values, dtype, device, and for a view its
+    strides and storage offset over the same underlying buffer."""
+    dev = str(device)
+    base = x._base if x._base is not None else x
+    if x.is_contiguous() and x.storage_offset() == 0 and x._base is None:
+        return f"{name} = ember.tensor({_values_src(to_numpy64(x))}, dtype=ember.{x.dtype.name}, device='{dev}')"
+    if base.is_contiguous() and base.storage_offset() == 0:
+        flat = _values_src(to_numpy64(base).reshape(-1))
+        return (f"{name} = ember.as_strided(ember.tensor({flat}, dtype=ember.{x.dtype.name}, device='{dev}'), "
+                f"{tuple(x.shape)}, {tuple(x.stride())}, {x.storage_offset()})")
+    vals = _values_src(to_numpy64(x))
+    return f"{name} = ember.tensor({vals}, dtype=ember.{x.dtype.name}, device='{dev}')  # was strided {x.stride()}"
+
+
+@functools.lru_cache(maxsize=32)
+def _module_ast(filename: str):
+    src = "".join(linecache.getlines(filename))
+    return src, ast.parse(src)
+
+
+def _lambda_source(f) -> str | None:
+    """The source text of lambda ``f`` (found in its file's syntax tree by position)."""
+    code = f.__code__
+    try:
+        src, tree = _module_ast(code.co_filename)
+    except (OSError, SyntaxError, ValueError):
+        return None
+    # the positions of the lambda's instructions (the first, RESUME, points at the lambda itself)
+    pos = [(ln, col) for ln, _, col, _ in code.co_positions() if ln is not None and col is not None][1:]
+    best = None
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Lambda) or node.lineno > code.co_firstlineno or node.end_lineno < code.co_firstlineno:
+            continue
+        b = node.body
+        if any((b.lineno, b.col_offset) <= p <= (b.end_lineno, b.end_col_offset) for p in pos):
+            if best is None or (node.lineno, node.col_offset) > (best.lineno, best.col_offset):
+                best = node  # the innermost lambda holding the code
+    return ast.get_source_segment(src, best) if best is not None else None
+
+
+def callable_source(f) -> tuple:
+    """``(expression, module)``: python text naming or defining callable ``f``, and the module
+    whose names the text may use (None when it needs only ember and numpy)."""
+    if isinstance(f, np.ufunc):
+        return f"np.{f.__name__}", None
+    name = getattr(f, "__name__", None)
+    mod = getattr(f, "__module__", None)
+    if name == "<lambda>":
+        src = _lambda_source(f)
+        if src is not None:
+            return src, mod
+    if name and getattr(ember, name, None) is f:
+        return f"ember.{name}", None
+    if name and getattr(np, name, None) is f:
+        return f"np.{name}", None
+    mod_obj = sys.modules.get(mod or "")
+    for k, v in vars(mod_obj).items() if mod_obj is not None else ():
+        if v is f:
+            return k, mod
+    return repr(f), None
+
+
+def repro(fn_name: str, inputs, device, extra: str = "", *, fn=None, ref=None, kwargs=None, rtol=None,
+          atol=None, gradcheck: bool = False) -> str:
+    """Runnable python source that rebuilds ``inputs`` exactly (values, dtype, device, strides)
+    and calls the op: ``fn`` (a callable, printed as its source) or ``fn_name``. With ``ref`` (the
+    numpy reference) it also checks the result with :func:`assert_close`; with ``gradcheck`` it
+    runs ``ember.autograd.gradcheck`` instead."""
+    lines = ["import ember, numpy as np", "from ember.testing.helpers import assert_close, to_numpy64"]
+    mods = set()
+    call = fn_name
+    if fn is not None:
+        call, m = callable_source(fn)
+        mods.add(m)
+    ref_src = None
+    if ref is not None:
+        ref_src, m = callable_source(ref)
+        mods.add(m)
+    for m in sorted(x for x in mods if x and x not in ("ember", "numpy", "__main__") and not x.startswith("ember.ops")):
+        lines.append(f"import {m} as _case_module; globals().update(vars(_case_module))  # the case's helpers")
     names = []
     for i, x in enumerate(inputs):
         nm = f"x{i}"
         if isinstance(x, ember.Tensor):
-            vals = to_numpy64(x).tolist()
-            lines.append(f"{nm} = ember.tensor({vals!r}, dtype=ember.{x.dtype.name}, device='{device}')")
-            if not x.is_contiguous():
-                lines.append(f"{nm} = ember.as_strided({nm}.contiguous(), {tuple(x.shape)}, {x.stride()})"
-                             f"  # original strides {x.stride()}")
+            lines.append(tensor_source(nm, x, device))
+            if gradcheck and x.requires_grad:
+                lines.append(f"{nm} = {nm}.detach().requires_grad_(True)")
         else:
             lines.append(f"{nm} = {x!r}")
         names.append(nm)
-    lines.append(f"out = {fn_name}({', '.join(names)}{', ' + extra if extra else ''})")
+    kw = extra or ", ".join(f"{k}={v!r}" for k, v in (kwargs or {}).items())
+    lines.append(f"fn = {call}")
+    args = ", ".join(names)
+    if gradcheck:
+        lines.append(f"print(ember.autograd.gradcheck(lambda *xs: fn(*xs{', ' + kw if kw else ''}), ({args}{',' if len(names) == 1 else ''})))")
+        return "\n".join(lines)
+    lines.append(f"out = fn({args}{', ' + kw if kw else ''})")
     lines.append("print(out)")
+    if ref_src is not None:
+        lines.append(f"ref = {ref_src}")
+        hosts = ", ".join(f"to_numpy64({n})" if isinstance(x, ember.Tensor) else n for n, x in zip(names, inputs))
+        lines.append(f"expected = ref({hosts}{', ' + kw if kw else ''})")
+        lines.append("for o, e in (zip(out, expected) if isinstance(out, (tuple, list)) else [(out, expected)]):")
+        lines.append(f"    assert_close(o, e, rtol={rtol!r}, atol={atol!r})")
     return "\n".join(lines)
 
 
@@ -181,9 +281,16 @@ def reference_inputs(specs, dtype, device, layout="contiguous", seed=0, requires
             hosts.append(spec["value"])
             continue
         dt = D.to_dtype(spec.get("dtype", dtype))
-        arr = random_array(spec["shape"], dt, low=spec.get("low"), high=spec.get("high"), seed=seed + i,
-                           exclude_zero=spec.get("exclude_zero", False))
-        lay = layout if layout in layouts(len(spec["shape"])) else "contiguous"
+        shape = tuple(spec["shape"])
+        lay = layout if layout in layouts(len(shape)) else "contiguous"
+        if lay == "expanded" and shape and shape[0] > 1:
+            # equal rows, so that the tensor can really be a stride-0 broadcast of one row
+            arr = random_array((1,) + shape[1:], dt, low=spec.get("low"), high=spec.get("high"), seed=seed + i,
+                               exclude_zero=spec.get("exclude_zero", False))
+            arr = np.broadcast_to(arr, shape).copy()
+        else:
+            arr = random_array(shape, dt, low=spec.get("low"), high=spec.get("high"), seed=seed + i,
+                               exclude_zero=spec.get("exclude_zero", False))
         t = to_device_with_layout(arr, dt, device, lay, requires_grad and dt.category == D._FLOAT)
         tensors.append(t)
         # the reference sees the values as stored in the dtype under test
@@ -207,11 +314,17 @@ def check_op(fn, ref, specs, *, device="cpu", dtypes=(ember.float32, ember.float
         r_tol, a_tol = backend_tolerance(device, dt)
         for lay in (layouts_ or layouts(nd)):
             tensors, hosts = reference_inputs(specs, dt, device, lay, seed)
-            out = fn(*tensors, **kwargs)
-            exp = ref(*hosts, **kwargs)
-            extra = ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
-            msg = f"op {name} on {device}, dtype {dt.name}, layout {lay}\nrepro:\n{repro('ember.' + name, tensors, device, extra)}"
-            _compare(out, exp, rtol if rtol is not None else r_tol, atol if atol is not None else a_tol, msg)
+            rt, at = rtol if rtol is not None else r_tol, atol if atol is not None else a_tol
+            try:
+                out = fn(*tensors, **kwargs)
+                exp = ref(*hosts, **kwargs)
+                _compare(out, exp, rt, at, "")
+            except Exception as e:
+                msg = (f"op {name} on {device}, dtype {dt.name}, layout {lay}: {type(e).__name__}: {e}\nrepro:\n"
+                       f"{repro('ember.' + name, tensors, device, fn=fn, ref=ref, kwargs=kwargs, rtol=rt, atol=at)}")
+                if isinstance(e, AssertionError):
+                    raise AssertionError(msg) from None
+                raise AssertionError(msg) from e  # keep the traceback of an error raised inside ember
     if grad:
         check_grad(fn, specs, device=device, kwargs=kwargs, name=name, seed=seed)
 
@@ -236,9 +349,10 @@ def check_grad(fn, specs, *, device="cpu", kwargs=None, name=None, seed=0, eps=1
         return fn(*xs, **kwargs)
     try:
         ember.autograd.gradcheck(f, tuple(tensors), eps=eps, atol=atol, rtol=rtol)
-    except ember.autograd.GradcheckError as e:
-        raise AssertionError(f"gradcheck failed for {name or fn} on {device}:\n{e}\nrepro:\n"
-                             f"{repro('ember.' + str(name), tensors, device)}") from None
+    except Exception as e:
+        raise AssertionError(f"gradcheck failed for {name or fn} on {device}: {type(e).__name__}: {e}\nrepro:\n"
+                             f"{repro('ember.' + str(name), tensors, device, fn=fn, kwargs=kwargs, gradcheck=True)}") \
+            from None
 
 
 class BackendCase:
