@@ -36,13 +36,14 @@ def _ops(op: str, a, it):
         return f"(({c})0)", "acc = acc + v;", "x = x + y;"
     if op == "prod":
         return f"(({c})1)", "acc = acc * v;", "x = x * y;"
+    # floats: max()/min() (plain compare-and-select, no NaN rules) with NaN tracked on the side
     if op == "amax":
         if a.is_float:
-            return min_value(a), "acc = (v > acc || isnan(v)) ? v : acc;", "x = (y > x || isnan(y)) ? y : x;"
+            return min_value(a), "acc = max(acc, v); bad |= isnan(v);", "x = (y > x || isnan(y)) ? y : x;"
         return min_value(a), "acc = v > acc ? v : acc;", "x = y > x ? y : x;"
     if op == "amin":
         if a.is_float:
-            return max_value(a), "acc = (v < acc || isnan(v)) ? v : acc;", "x = (y < x || isnan(y)) ? y : x;"
+            return max_value(a), "acc = min(acc, v); bad |= isnan(v);", "x = (y < x || isnan(y)) ? y : x;"
         return max_value(a), "acc = v < acc ? v : acc;", "x = y < x ? y : x;"
     raise KeyError(op)
 
@@ -95,7 +96,48 @@ def _walk(Rr: int, sh_at: int, st_at: int, k0: str, k1: str, body: str, unroll: 
     return "\n".join(out)
 
 
-def _source(op, it, ot, at, Rk, Rr, mode, Lsz, G, nv, partial_in, final_out):
+def _vw(t) -> int:
+    return 8 if t.size == 8 else 16
+
+
+def _vector_fold(op: str, it, at, ident: str) -> str:
+    """C folding x[off + k0 .. ) in vectors while a whole vector fits, advancing k0."""
+    w = _vw(at)
+    vt = f"{at.ct}{w}"
+    if op in ("sum", "mean"):
+        f = "va = va + v; vb = vb + u;"
+        m = "va = va + vb;"
+    elif op == "prod":
+        f = "va = va * v; vb = vb * u;"
+        m = "va = va * vb;"
+    elif op == "amax":  # NaNs are or-ed into a lane mask (a horizontal any() per step is slow)
+        f = "va = max(va, v); vb = max(vb, u);" + (" vn |= isnan(v) | isnan(u);" if at.is_float else "")
+        m = "va = max(va, vb);"
+    else:
+        f = "va = min(va, v); vb = min(vb, u);" + (" vn |= isnan(v) | isnan(u);" if at.is_float else "")
+        m = "va = min(va, vb);"
+    conv = f"convert_{vt}" if it.ct != at.ct else ""
+    lanes = [f"va.s{j:x}" for j in range(w)]
+    out = [f"  if (k1 - k0 >= {2 * w}) {{",
+           f"    {vt} va = ({vt})({ident}), vb = va; {'long' if w == 8 else 'int'}{w} vn = 0;",
+           f"    const __global {it.st}* px = x + off;",
+           f"    for (; k0 + {2 * w} <= k1; k0 += {2 * w}) {{",
+           f"      {vt} v = {conv}(vload{w}(0, px + k0)), u = {conv}(vload{w}(0, px + k0 + {w}));",
+           f"      {f}",
+           "    }",
+           f"    {m}" + (" bad |= any(vn);" if "vn |=" in f else "")]
+    comb = {"sum": "+", "mean": "+", "prod": "*"}.get(op)
+    if comb:
+        out.append(f"    acc = {f' {comb} '.join(lanes)};")
+    else:
+        fn = "max" if op == "amax" else "min"
+        for ln in lanes:
+            out.append(f"    acc = {fn}(acc, {ln});")
+    out.append("  }")
+    return "\n".join(out)
+
+
+def _source(op, it, ot, at, Rk, Rr, mode, Lsz, G, nv, partial_in, final_out, contig=False):
     """One reduction kernel. Meta: [M, K, off_x, G, kept shape[Rk], kept st_x[Rk], kept st_o[Rk],
     red shape[Rr], red st_x[Rr]]."""
     is_arg = op in ("argmax", "argmin")
@@ -142,13 +184,15 @@ def _source(op, it, ot, at, Rk, Rr, mode, Lsz, G, nv, partial_in, final_out):
         body = f"{{ {at.ct} v = ({at.ct})({ld}); {fold} }}"
         if unroll:
             lines.append("  " + " ".join(f"{at.ct} acc{j} = {ident};" for j in range(4)))
-            lines.append(f"  {at.ct} acc = {ident};")
-        else:
-            lines.append(f"  {at.ct} acc = {ident};")
+        lines.append(f"  {at.ct} acc = {ident}; int bad = 0;")
+        if contig:  # unit stride: vector loads, two vector accumulators, then the scalar tail
+            lines.append(_vector_fold(op, it, at, ident))
         lines.append(_walk(Rr, red_sh, red_x, "k0", "k1", body, unroll))
         if unroll:
             for j in range(4):
                 lines.append(f"  {{ {at.ct} x = acc, y = acc{j}; {comb} acc = x; }}")
+        if "bad |=" in fold:
+            lines.append("  if (bad) acc = NAN;")
     if mode == "tree":
         if is_arg:
             lines.append(f"  __local {at.ct} sv[{Lsz}]; __local long si[{Lsz}];")
@@ -237,8 +281,10 @@ def reduce(op: str, x: Tensor, dims: tuple, keepdim: bool, out_dtype=None, *, me
     meta = [M, K, x._offset, G, *ksh, *kx, *ko, *rsh, *rx, K]  # the last slot: the count, for mean
     nv = len(meta)
     final = G == 1
-    key = ("red", op, it.name, ot.name, Rk, Rr, mode, Lsz, G > 1)
-    k = cd.kernel(key, lambda: _source(op, it, ot, at, Rk, Rr, mode, Lsz, G, nv, False, final))
+    contig = (Rr == 1 and rx[0] == 1 and not is_arg and not it.f16 and not it.bf16 and not it.is_bool
+              and (mode == "tree" or K >= 64))
+    key = ("red", op, it.name, ot.name, Rk, Rr, mode, Lsz, G > 1, contig)
+    k = cd.kernel(key, lambda: _source(op, it, ot, at, Rk, Rr, mode, Lsz, G, nv, False, final, contig))
     if final:
         target = out
     else:
