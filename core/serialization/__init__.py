@@ -227,7 +227,7 @@ def _rebuild_tensor(array: np.ndarray, dtype_name: str, device: str, requires_gr
     from .. import _devices
     from .._factory import _from_host
     dt = D.to_dtype(dtype_name)
-    t = _from_host(np.ascontiguousarray(array), dt, _devices.canonical(device))
+    t = _from_host(np.asarray(array, order="C"), dt, _devices.canonical(device))  # keeps 0-d shapes
     if requires_grad:
         t.requires_grad_(True)
     return t
