@@ -164,3 +164,15 @@ def test_mixed_device_error_names_both(prim_backend):
         a + b
     assert (ember.tensor(2.0) * b).device.type == "prim"  # a cpu 0-d tensor goes along
     assert (b.cpu() + a).tolist() == [2.0, 2.0]
+
+
+def test_pickle_and_deepcopy_keep_shape_dtype_and_grad():
+    import copy
+    import pickle
+    for t in (ember.tensor(3.0), ember.arange(6).view(2, 3).t(), ember.tensor([1.5], dtype=ember.bfloat16)):
+        r = pickle.loads(pickle.dumps(t))
+        assert r.shape == t.shape and r.dtype is t.dtype and r.tolist() == t.tolist()
+    w = ember.ones(2, requires_grad=True)
+    assert pickle.loads(pickle.dumps(w)).requires_grad
+    c = copy.deepcopy(w)
+    assert c.requires_grad and c.untyped_storage() is not w.untyped_storage() and c.tolist() == w.tolist()
