@@ -6,7 +6,7 @@ from mpirun import launcher, mpiexec, python
 def test_every_collective_on_two_ranks_through_the_launcher():
     r = launcher("collectives.py")
     assert r.returncode == 0, r
-    assert sorted(r.stdout.split("\n")[:-1]) == ["rank 0: collectives ok", "rank 1: collectives ok"], r
+    assert "rank 0: collectives ok" in r.stdout and "rank 1: collectives ok" in r.stdout, r
 
 
 def test_every_collective_on_three_ranks():

@@ -184,13 +184,13 @@ if R == 0:
         got.add(src)
     assert got == set(range(1, W))
     t = ember.zeros(1, dtype=ember.int64)
-    w = dist.irecv(t)  # any source, non-blocking
+    w = dist.irecv(t, tag=4)  # any source, non-blocking
     w.wait()
     assert t.item() == 77 and w.source == 1
 else:
     dist.send(ember.tensor([R * 11]), dst=0)
     if R == 1:
-        dist.send(ember.tensor([77]), dst=0)
+        dist.send(ember.tensor([77]), dst=0, tag=4)
 strided = ember.zeros(4, 2)
 if R == 0:
     dist.send(ember.tensor([1.0, 2.0, 3.0, 4.0]), dst=1)
