@@ -8,6 +8,8 @@ from . import functional, init, modules, parameter, utils
 from .modules import *  # noqa: F401,F403  (every layer class; the explicit list is modules/__init__.py)
 from .modules import Module
 from .parameter import Buffer, Parameter
+from . import parallel
+from .parallel import DataParallel
 
 
 def __getattr__(name: str):
