@@ -1,6 +1,8 @@
 """Whole training steps of small models: MLP 784-512-256-10 (SGD, batch 128), LeNet-5 (Adam,
 batch 64), a conv + BatchNorm net on 3x32x32 (SGD with momentum, batch 32). ember and PyTorch use
 their own ``optim``; the MLP also has a hand-written numpy version (forward, backward, SGD)."""
+import math
+
 import numpy as np
 
 import ember
@@ -72,7 +74,7 @@ def _numpy_mlp(x, y, lr=0.01):
     """Forward, backward and SGD of the MLP written directly in numpy (the speed floor)."""
     rng = np.random.default_rng(0)
     sizes = [784, 512, 256, 10]
-    Ws = [rng.uniform(-1, 1, (o, i)).astype(np.float32) / np.sqrt(i) for i, o in zip(sizes, sizes[1:])]
+    Ws = [(rng.uniform(-1, 1, (o, i)) / math.sqrt(i)).astype(np.float32) for i, o in zip(sizes, sizes[1:])]
     bs = [np.zeros(o, np.float32) for o in sizes[1:]]
     n = x.shape[0]
     onehot = np.eye(10, dtype=np.float32)[y]

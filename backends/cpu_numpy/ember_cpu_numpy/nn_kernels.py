@@ -128,24 +128,16 @@ def _windows(xp, kernel, dilation, stride, out_sp):
     return as_strided(xp, shape, strides, writeable=False)
 
 
-def _cols_T(a, kernel, dilation, padding, stride):
-    """Columns (C*K, N*L) of (N, C, *sp) ``a`` (zero padded): the right operand of one GEMM."""
+def _cols(a, kernel, dilation, padding, stride):
+    """im2col: columns (N, C*K, L) of (N, C, *sp) ``a`` (zero padded), one copy of the windows."""
     nsp = len(kernel)
     out_sp = tuple(_conv_out(a.shape[2 + i], kernel[i], stride[i], padding[i], dilation[i]) for i in range(nsp))
-    xp = np.ascontiguousarray(_spatial_pad(a, padding, padding))
-    win = _windows(xp, kernel, dilation, stride, out_sp)
     N, C = a.shape[:2]
-    if nsp == 2 and kernel == (1, 1):
-        cols = win.reshape(N, C, -1).transpose(1, 0, 2)
-    else:
-        perm = (1,) + tuple(range(2, 2 + nsp)) + (0,) + tuple(range(2 + nsp, 2 + 2 * nsp))
-        cols = win.transpose(perm)
-    return np.ascontiguousarray(cols).reshape(C * _prod(kernel), N * _prod(out_sp)), out_sp
-
-
-def _group_mats(a2, G):
-    """(rows, cols) -> (G, rows/G, cols)."""
-    return a2.reshape(G, a2.shape[0] // G, a2.shape[1])
+    if all(k == 1 for k in kernel) and all(s == 1 for s in stride) and not any(padding):
+        return np.ascontiguousarray(a).reshape(N, C, -1), out_sp
+    xp = np.ascontiguousarray(_spatial_pad(a, padding, padding))
+    win = _windows(xp, kernel, dilation, stride, out_sp)  # (N, C, *k, *out): the (N, C*K, L) order
+    return np.ascontiguousarray(win).reshape(N, C * _prod(kernel), _prod(out_sp)), out_sp
 
 
 def k_convolution(x, w, b, stride, padding, dilation, groups):
@@ -155,33 +147,34 @@ def k_convolution(x, w, b, stride, padding, dilation, groups):
     N = a.shape[0]
     Cout = wt.shape[0]
     kernel = wt.shape[2:]
-    cols, out_sp = _cols_T(a, kernel, dilation, padding, stride)  # (Cin*K, N*L)
+    cols, out_sp = _cols(a, kernel, dilation, padding, stride)  # (N, Cin*K, L)
     G = groups
     if G == 1:
-        r = wt.reshape(Cout, -1) @ cols  # (Cout, N*L)
+        r = np.matmul(wt.reshape(Cout, -1), cols)  # one GEMM per sample, output already (N, Cout, L)
     else:
-        r = np.matmul(wt.reshape(G, Cout // G, -1), _group_mats(cols, G)).reshape(Cout, -1)
+        cg = cols.reshape(N, G, cols.shape[1] // G, cols.shape[2])
+        r = np.matmul(wt.reshape(G, Cout // G, -1), cg).reshape(N, Cout, -1)
     if b is not None:
         r += _work(nd(b))[:, None]
-    r = r.reshape((Cout, N) + out_sp)
-    r = np.ascontiguousarray(np.moveaxis(r, 0, 1))
-    return wrap(_back(r, dt), x._device)
+    return wrap(_back(r.reshape((N, Cout) + out_sp), dt), x._device)
 
 
-def _col2im_np(cols, N, C, out_sp, kernel, dilation, padding, stride, in_sp):
-    """Sum (C, *kernel, N, *in_sp) columns into (N, C, *out_sp) (the adjoint of _cols_T)."""
+def _col2im_np(cols, C, out_sp, kernel, dilation, padding, stride, in_sp):
+    """Sum columns (N, C*K, L_in) into (N, C, *out_sp): the adjoint of _cols."""
     nsp = len(kernel)
+    N = cols.shape[0]
     padded = tuple(out_sp[i] + 2 * padding[i] for i in range(nsp))
     out = np.zeros((N, C) + padded, dtype=cols.dtype)
-    c = np.moveaxis(cols.reshape((C,) + tuple(kernel) + (N,) + tuple(in_sp)), 1 + nsp, 0)  # (N, C, *k, *in)
+    c = cols.reshape((N, C) + tuple(kernel) + tuple(in_sp))
     for kk in itertools.product(*(range(k) for k in kernel)):
         sl = (slice(None), slice(None)) + tuple(
             slice(kk[i] * dilation[i], kk[i] * dilation[i] + (in_sp[i] - 1) * stride[i] + 1, stride[i])
             for i in range(nsp))
         out[sl] += c[(slice(None), slice(None)) + kk]
     if any(padding):
-        out = out[(slice(None), slice(None)) + tuple(slice(p, p + o) for p, o in zip(padding, out_sp))]
-    return np.ascontiguousarray(out)
+        out = np.ascontiguousarray(out[(slice(None), slice(None)) + tuple(slice(p, p + o)
+                                                                          for p, o in zip(padding, out_sp))])
+    return out
 
 
 def k_conv_transpose(x, w, b, stride, padding, output_padding, dilation, groups):
@@ -196,13 +189,13 @@ def k_conv_transpose(x, w, b, stride, padding, output_padding, dilation, groups)
     Cout = wt.shape[1] * G
     out_sp = tuple((in_sp[i] - 1) * stride[i] - 2 * padding[i] + dilation[i] * (kernel[i] - 1) + 1 + output_padding[i]
                    for i in range(nsp))
-    xm = np.ascontiguousarray(np.moveaxis(a, 1, 0)).reshape(Cin, -1)  # (Cin, N*Lin)
+    xm = np.ascontiguousarray(a).reshape(N, Cin, -1)
     if G == 1:
-        cols = wt.reshape(Cin, -1).T @ xm  # (Cout*K, N*Lin)
+        cols = np.matmul(wt.reshape(Cin, -1).T, xm)  # (N, Cout*K, L_in)
     else:
         wg = wt.reshape(G, Cin // G, -1).transpose(0, 2, 1)
-        cols = np.matmul(wg, _group_mats(xm, G)).reshape(Cout * _prod(kernel), -1)
-    r = _col2im_np(cols, N, Cout, out_sp, kernel, dilation, padding, stride, in_sp)
+        cols = np.matmul(wg, xm.reshape(N, G, Cin // G, -1)).reshape(N, Cout * _prod(kernel), -1)
+    r = _col2im_np(cols, Cout, out_sp, kernel, dilation, padding, stride, in_sp)
     if b is not None:
         r += _work(nd(b)).reshape((1, Cout) + (1,) * nsp)
     return wrap(_back(r, dt), x._device)
@@ -214,34 +207,31 @@ def k_conv_weight_grad(x, g, wshape, stride, padding, dilation, groups):
     a, gg = _work(a), _work(gg)
     kernel = tuple(wshape[2:])
     Cout = wshape[0]
-    cols, _ = _cols_T(a, kernel, dilation, padding, stride)  # (Cin*K, N*L)
-    gm = np.ascontiguousarray(np.moveaxis(gg, 1, 0)).reshape(Cout, -1)  # (Cout, N*L)
+    N = a.shape[0]
+    cols, _ = _cols(a, kernel, dilation, padding, stride)  # (N, Cin*K, L)
+    gm = np.ascontiguousarray(gg).reshape(N, Cout, -1)
     G = groups
     if G == 1:
-        r = gm @ cols.T
+        r = np.matmul(gm, cols.transpose(0, 2, 1)).sum(0)
     else:
-        r = np.matmul(_group_mats(gm, G), _group_mats(cols, G).transpose(0, 2, 1))
+        cg = cols.reshape(N, G, cols.shape[1] // G, cols.shape[2])
+        r = np.matmul(gm.reshape(N, G, Cout // G, -1), cg.transpose(0, 1, 3, 2)).sum(0)
     return wrap(_back(np.ascontiguousarray(r.reshape(tuple(wshape))), dt), x._device)
 
 
 def k_im2col(x, kernel, dilation, padding, stride):
-    a = nd(x)
-    N, C = a.shape[:2]
-    cols, out_sp = _cols_T(a, kernel, dilation, padding, stride)
-    L = _prod(out_sp)
-    r = np.ascontiguousarray(cols.reshape(C * _prod(kernel), N, L).transpose(1, 0, 2))
-    return wrap(r, x._device)
+    cols, _ = _cols(nd(x), kernel, dilation, padding, stride)
+    return wrap(np.ascontiguousarray(cols), x._device)
 
 
 def k_col2im(cols, out_sp, kernel, dilation, padding, stride):
     c = nd(cols)
-    N = c.shape[0]
     K = _prod(kernel)
     C = c.shape[1] // K
     nsp = len(kernel)
     in_sp = tuple(_conv_out(out_sp[i], kernel[i], stride[i], padding[i], dilation[i]) for i in range(nsp))
-    cT = np.ascontiguousarray(c.transpose(1, 0, 2))  # (C*K, N, L)
-    return wrap(_col2im_np(cT, N, C, tuple(out_sp), kernel, dilation, padding, stride, in_sp), cols._device)
+    return wrap(_col2im_np(np.ascontiguousarray(c), C, tuple(out_sp), kernel, dilation, padding, stride, in_sp),
+                cols._device)
 
 
 # -- pooling ------------------------------------------------------------------------------------------
@@ -252,6 +242,42 @@ def _pool_view(a, kernel, stride, padding, dilation, out_sp, fill):
     return _windows(xp, kernel, dilation, stride, out_sp)  # (N, C, *k, *out)
 
 
+def _max_pool_small(work, kernel, stride, padding, dilation, in_sp, out_sp, fill):
+    """Running max over the K window offsets (K strided passes; no window copy, no argmax)."""
+    nsp = len(kernel)
+    right = _pool_pads(in_sp, out_sp, kernel, stride, padding, dilation)
+    xp = _spatial_pad(work, padding, right, fill)
+    best = None
+    arg = None
+    offsets = []
+    for k, kk in enumerate(itertools.product(*(range(v) for v in kernel))):
+        sl = (slice(None), slice(None)) + tuple(
+            slice(kk[i] * dilation[i], kk[i] * dilation[i] + (out_sp[i] - 1) * stride[i] + 1, stride[i])
+            for i in range(nsp))
+        v = xp[sl]
+        off = 0
+        for i in range(nsp):
+            off = off * in_sp[i] + kk[i] * dilation[i]
+        offsets.append(off)
+        if best is None:
+            best = v.copy()
+            arg = np.zeros(v.shape, dtype=np.int8)
+            better = np.empty(v.shape, dtype=bool)
+            continue
+        # masked numpy writes are slow: update by arithmetic (arg += (k - arg) * better)
+        np.greater(v, best, out=better)
+        np.maximum(best, v, out=best)
+        d = np.subtract(np.int8(k), arg)
+        d *= better
+        arg += d
+    base = None
+    for i in range(nsp):
+        o = np.arange(out_sp[i], dtype=np.int64).reshape((out_sp[i],) + (1,) * (nsp - 1 - i)) * stride[i] - padding[i]
+        base = o if base is None else base * in_sp[i] + o
+    flat = base + np.asarray(offsets, dtype=np.int64)[arg]
+    return best, flat
+
+
 def k_max_pool(x, kernel, stride, padding, dilation, ceil_mode):
     a = nd(x)
     nsp = len(kernel)
@@ -259,6 +285,11 @@ def k_max_pool(x, kernel, stride, padding, dilation, ceil_mode):
     out_sp = tuple(_pool_out(in_sp[i], kernel[i], stride[i], padding[i], dilation[i], ceil_mode) for i in range(nsp))
     fill = -np.inf if a.dtype.kind == "f" else np.iinfo(a.dtype).min
     work = _work(a)
+    # small windows without NaN: a running max over the window offsets (NaN inputs take the
+    # argmax path below, which propagates NaN as PyTorch does)
+    if _prod(kernel) <= 64 and not (work.dtype.kind == "f" and np.isnan(work.max())):
+        vals, flat = _max_pool_small(work, kernel, stride, padding, dilation, in_sp, out_sp, fill)
+        return wrap(_back(vals, a.dtype), x._device), wrap(np.ascontiguousarray(flat), x._device)
     win = _pool_view(work, kernel, stride, padding, dilation, out_sp, fill)
     perm = (0, 1) + tuple(range(2 + nsp, 2 + 2 * nsp)) + tuple(range(2, 2 + nsp))
     w = win.transpose(perm).reshape(a.shape[:2] + out_sp + (-1,))
