@@ -337,7 +337,7 @@ def _floor_div_decomp(a, b):
     # python's float floor division: (a - fmod(a, b)) / b, corrected
     mod = fmod(a, b)
     d = _true_div(sub(a, mod), b)
-    fix = logical_and(ne(mod, 0), ne(lt(b, 0), lt(mod, 0)))
+    fix = logical_and(ne(mod, 0), ne(lt(b, 0) if isinstance(b, Tensor) else (b < 0), lt(mod, 0)))
     d = where(fix, sub(d, 1.0), d)
     fl = floor(d)
     fl = where(gt(sub(d, fl), 0.5), add(fl, 1.0), fl)
