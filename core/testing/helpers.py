@@ -46,7 +46,12 @@ def make_tensor(shape, dtype=ember.float32, device="cpu", *, low=None, high=None
     return to_device_with_layout(arr, dtype, device, layout, requires_grad)
 
 
-def random_array(shape, dtype, *, low=None, high=None, seed=0, exclude_zero=False) -> np.ndarray:
+SPECIALS = (np.nan, np.inf, -np.inf, -0.0, 0.0)
+
+
+def random_array(shape, dtype, *, low=None, high=None, seed=0, exclude_zero=False, special=False) -> np.ndarray:
+    """Reproducible random values of ``dtype``: ints in [-9, 10) (or [low, high)), floats in
+    [-3, 3); ``special`` puts NaN, +-inf and +-0.0 at every third position of a float array."""
     rng = np.random.default_rng(seed)
     shape = tuple(shape)
     if dtype is D.bool:
@@ -64,6 +69,10 @@ def random_array(shape, dtype, *, low=None, high=None, seed=0, exclude_zero=Fals
     a = rng.uniform(lo, hi, size=shape)
     if exclude_zero:
         a[np.abs(a) < 1e-2] = 0.5
+    if special and a.size:
+        flat = a.reshape(-1)
+        pos = np.arange(0, flat.size, 3)
+        flat[pos] = np.resize(np.array(SPECIALS), pos.size)
     return a.astype(np.float64)
 
 
@@ -286,11 +295,11 @@ def reference_inputs(specs, dtype, device, layout="contiguous", seed=0, requires
         if lay == "expanded" and shape and shape[0] > 1:
             # equal rows, so that the tensor can really be a stride-0 broadcast of one row
             arr = random_array((1,) + shape[1:], dt, low=spec.get("low"), high=spec.get("high"), seed=seed + i,
-                               exclude_zero=spec.get("exclude_zero", False))
+                               exclude_zero=spec.get("exclude_zero", False), special=spec.get("special", False))
             arr = np.broadcast_to(arr, shape).copy()
         else:
             arr = random_array(shape, dt, low=spec.get("low"), high=spec.get("high"), seed=seed + i,
-                               exclude_zero=spec.get("exclude_zero", False))
+                               exclude_zero=spec.get("exclude_zero", False), special=spec.get("special", False))
         t = to_device_with_layout(arr, dt, device, lay, requires_grad and dt.category == D._FLOAT)
         tensors.append(t)
         # the reference sees the values as stored in the dtype under test
@@ -317,7 +326,8 @@ def check_op(fn, ref, specs, *, device="cpu", dtypes=(ember.float32, ember.float
             rt, at = rtol if rtol is not None else r_tol, atol if atol is not None else a_tol
             try:
                 out = fn(*tensors, **kwargs)
-                exp = ref(*hosts, **kwargs)
+                with np.errstate(all="ignore"):  # references meet NaN and infinities on purpose
+                    exp = ref(*hosts, **kwargs)
                 _compare(out, exp, rt, at, "")
             except Exception as e:
                 msg = (f"op {name} on {device}, dtype {dt.name}, layout {lay}: {type(e).__name__}: {e}\nrepro:\n"
