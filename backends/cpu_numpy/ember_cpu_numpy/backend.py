@@ -623,12 +623,13 @@ class NumpyGenerator:
 
 from .optim_kernels import KERNELS as _OPTIM_KERNELS  # noqa: E402  (fused optimizer updates; they use nd())
 from .nn_kernels import KERNELS as _NN_KERNELS  # noqa: E402  (conv, pooling, norms, softmax...; they use nd())
+from .rnn_kernels import KERNELS as _RNN_KERNELS  # noqa: E402  (fused RNN/LSTM/GRU layers; they use nd())
 
 
 class NumpyBackend(Backend):
     """Device ``cpu``: numpy arrays in host memory."""
 
-    KERNELS = {**make_kernels(np), **_OPTIM_KERNELS, **_NN_KERNELS}
+    KERNELS = {**make_kernels(np), **_OPTIM_KERNELS, **_NN_KERNELS, **_RNN_KERNELS}
     out_kernels = OUT_KERNELS
     dtypes = frozenset(d.name for d in D.ALL_DTYPES)
 
