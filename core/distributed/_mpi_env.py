@@ -21,7 +21,12 @@ _error: str | None = None
 
 def mpi4py_installed() -> bool:
     """Whether mpi4py can be imported (cheap: does not initialise MPI)."""
-    return importlib.util.find_spec("mpi4py") is not None
+    if "mpi4py" in sys.modules:
+        return sys.modules["mpi4py"] is not None  # None: imports of it are blocked
+    try:
+        return importlib.util.find_spec("mpi4py") is not None
+    except (ImportError, ValueError):
+        return False
 
 
 def mpi():
@@ -51,7 +56,7 @@ def availability() -> tuple:
     if _error is not None:
         return False, _error
     if not mpi4py_installed():
-        return False, f"mpi4py is not installed: {INSTALL_HINT}"
+        return False, "mpi4py is not installed"
     return True, ""
 
 

@@ -113,9 +113,8 @@ def _resolve_backend(backend) -> dict:
                 for dt in info["device_types"]:
                     spec.setdefault(dt, name)
         if not spec:
-            raise RuntimeError("init_process_group: no collective backend is available ("
-                               f"{_describe_backends()}). For cpu tensors install MPI: {_mpi_env.INSTALL_HINT}; "
-                               f"then {_mpi_env.LAUNCH_HINT}")
+            raise RuntimeError(f"init_process_group: no collective backend is available ({_describe_backends()}). "
+                               f"Install MPI with: {_mpi_env.INSTALL_HINT}; then {_mpi_env.LAUNCH_HINT}")
         return spec
     if not isinstance(backend, str):
         raise TypeError(f"init_process_group: backend must be a string or None, got {type(backend).__name__}")
@@ -131,7 +130,8 @@ def _resolve_backend(backend) -> dict:
                              f"{_describe_backends()}")
         ok, why = _availability(name)
         if not ok:
-            raise RuntimeError(f"init_process_group: backend '{name}' is unavailable: {why}")
+            hint = f". Install it with: {_mpi_env.INSTALL_HINT}; then {_mpi_env.LAUNCH_HINT}" if name == "mpi" else ""
+            raise RuntimeError(f"init_process_group: backend '{name}' is unavailable: {why}{hint}")
         for dt in ([dev] if dev else colls[name]["device_types"]):
             spec[dt] = name
     return spec

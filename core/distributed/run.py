@@ -72,11 +72,10 @@ def command(argv: list) -> list:
                 "mpiexec -n 8 -f hosts python train.py")
     if not _mpi_env.mpi4py_installed():
         p.exit(2, f"ember.distributed.run: mpi4py is not installed; {_mpi_env.INSTALL_HINT}\n")
-    mpiexec = ns.mpiexec or _mpi_env.find_mpiexec()
-    if mpiexec and not os.path.isfile(mpiexec):
-        mpiexec = shutil.which(mpiexec)
+    wanted = ns.mpiexec or _mpi_env.find_mpiexec()
+    mpiexec = wanted if wanted and os.path.isfile(wanted) else (shutil.which(wanted) if wanted else None)
     if not mpiexec:
-        p.exit(2, f"ember.distributed.run: no mpiexec found ({ns.mpiexec or 'next to python or on PATH'}); install "
+        p.exit(2, f"ember.distributed.run: no mpiexec found ({wanted or 'next to python or on PATH'}); install "
                   f"one with {_mpi_env.INSTALL_HINT}, or pass --mpiexec PATH\n")
     target = ["-m", ns.module] if ns.module is not None else [ns.script]
     return [mpiexec, "-n", str(ns.nproc), *ns.mpi_args, sys.executable, "-m", "ember.distributed._launch", *target,
