@@ -8,11 +8,12 @@ core's decompositions define the semantics (the conformance suite compares both)
 from __future__ import annotations
 
 import itertools
-import math
+import weakref
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from ember import _dtype as D
 from ember.ops.nn import _avg_divisor, _conv_out, _pool_out, _pool_pads
 
 from .backend import nd, wrap
@@ -140,6 +141,37 @@ def _cols(a, kernel, dilation, padding, stride):
     return np.ascontiguousarray(win).reshape(N, C * _prod(kernel), _prod(out_sp)), out_sp
 
 
+# The weight gradient of a convolution needs the same columns as its forward pass: when the
+# weight requires grad, the forward keeps them for the backward of that very input tensor
+# (checked by identity, version counter and geometry), within a memory budget.
+_COLS_CACHE: dict = {}
+_COLS_BUDGET = 256 << 20
+
+
+def _cols_key(x, kernel, dilation, padding, stride):
+    return (x._version[0], x._offset, x._shape, x._stride, tuple(kernel), tuple(dilation), tuple(padding),
+            tuple(stride))
+
+
+def _cache_cols(x, key, cols, out_sp):
+    tid = id(x)
+    if cols.nbytes > _COLS_BUDGET // 4:
+        return
+    used = sum(e[2].nbytes for e in _COLS_CACHE.values())
+    while _COLS_CACHE and used + cols.nbytes > _COLS_BUDGET:
+        old = _COLS_CACHE.pop(next(iter(_COLS_CACHE)))  # the oldest entry
+        used -= old[2].nbytes
+    ref = weakref.ref(x, lambda _r, tid=tid: _COLS_CACHE.pop(tid, None))
+    _COLS_CACHE[tid] = (ref, key, cols, out_sp)
+
+
+def _cached_cols(x, a, kernel, dilation, padding, stride):
+    e = _COLS_CACHE.pop(id(x), None)
+    if e is not None and e[0]() is x and e[1] == _cols_key(x, kernel, dilation, padding, stride):
+        return e[2], e[3]
+    return _cols(a, kernel, dilation, padding, stride)
+
+
 def k_convolution(x, w, b, stride, padding, dilation, groups):
     a, wt = nd(x), nd(w)
     dt = a.dtype
@@ -148,6 +180,8 @@ def k_convolution(x, w, b, stride, padding, dilation, groups):
     Cout = wt.shape[0]
     kernel = wt.shape[2:]
     cols, out_sp = _cols(a, kernel, dilation, padding, stride)  # (N, Cin*K, L)
+    if w._requires_grad and x._dtype is not D.bfloat16:
+        _cache_cols(x, _cols_key(x, kernel, dilation, padding, stride), cols, out_sp)
     G = groups
     if G == 1:
         r = np.matmul(wt.reshape(Cout, -1), cols)  # one GEMM per sample, output already (N, Cout, L)
@@ -160,20 +194,28 @@ def k_convolution(x, w, b, stride, padding, dilation, groups):
 
 
 def _col2im_np(cols, C, out_sp, kernel, dilation, padding, stride, in_sp):
-    """Sum columns (N, C*K, L_in) into (N, C, *out_sp): the adjoint of _cols."""
+    """Sum columns (N, C*K, L_in) into (N, C, *out_sp): the adjoint of _cols. Each kernel offset
+    adds its (clipped) block straight into the output, without a padded buffer."""
     nsp = len(kernel)
     N = cols.shape[0]
-    padded = tuple(out_sp[i] + 2 * padding[i] for i in range(nsp))
-    out = np.zeros((N, C) + padded, dtype=cols.dtype)
+    out = np.zeros((N, C) + tuple(out_sp), dtype=cols.dtype)
     c = cols.reshape((N, C) + tuple(kernel) + tuple(in_sp))
     for kk in itertools.product(*(range(k) for k in kernel)):
-        sl = (slice(None), slice(None)) + tuple(
-            slice(kk[i] * dilation[i], kk[i] * dilation[i] + (in_sp[i] - 1) * stride[i] + 1, stride[i])
-            for i in range(nsp))
-        out[sl] += c[(slice(None), slice(None)) + kk]
-    if any(padding):
-        out = np.ascontiguousarray(out[(slice(None), slice(None)) + tuple(slice(p, p + o)
-                                                                          for p, o in zip(padding, out_sp))])
+        dst, src = [slice(None), slice(None)], [slice(None), slice(None)] + list(kk)
+        empty = False
+        for i in range(nsp):
+            off = kk[i] * dilation[i] - padding[i]
+            s_ = stride[i]
+            lo = (-off + s_ - 1) // s_ if off < 0 else 0  # first input position landing at >= 0
+            hi = min(in_sp[i], (out_sp[i] - 1 - off) // s_ + 1) if out_sp[i] - 1 - off >= 0 else 0
+            if hi <= lo:
+                empty = True
+                break
+            start = off + lo * s_
+            dst.append(slice(start, start + (hi - lo - 1) * s_ + 1, s_))
+            src.append(slice(lo, hi))
+        if not empty:
+            out[tuple(dst)] += c[tuple(src)]
     return out
 
 
@@ -208,7 +250,7 @@ def k_conv_weight_grad(x, g, wshape, stride, padding, dilation, groups):
     kernel = tuple(wshape[2:])
     Cout = wshape[0]
     N = a.shape[0]
-    cols, _ = _cols(a, kernel, dilation, padding, stride)  # (N, Cin*K, L)
+    cols, _ = _cached_cols(x, a, kernel, dilation, padding, stride)  # (N, Cin*K, L)
     gm = np.ascontiguousarray(gg).reshape(N, Cout, -1)
     G = groups
     if G == 1:
@@ -312,6 +354,12 @@ def k_max_pool_backward(g, idx, in_shape):
     S = _prod(in_shape[2:])
     base = (np.arange(N * C, dtype=np.int64) * S).reshape((N, C) + (1,) * (ii.ndim - 2))
     flat = (ii + base).ravel()
+    mark = np.zeros(N * C * S, dtype=bool)
+    mark[flat] = True
+    if np.count_nonzero(mark) == flat.size:  # windows never share an argmax: a plain scatter
+        r = np.zeros(N * C * S, dtype=gg.dtype)
+        r[flat] = gg.ravel()
+        return wrap(r.reshape(tuple(in_shape)), g._device)
     r = np.bincount(flat, weights=gg.ravel().astype(np.float64), minlength=N * C * S)
     return wrap(r.astype(gg.dtype).reshape(tuple(in_shape)), g._device)
 
