@@ -7,7 +7,6 @@ import pytest
 
 import ember
 import ember.nn as nn
-import ember.nn.functional as F
 
 
 class Net(nn.Module):

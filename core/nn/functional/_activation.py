@@ -6,7 +6,7 @@ import math
 from ... import ops as _ops
 from ..._tensor import Tensor
 from ...ops import nn as _nnops
-from ._util import check_tensor, desc
+from ._util import check_tensor
 
 __all__ = ["relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "prelu", "rrelu", "elu", "elu_", "selu", "selu_",
            "celu", "celu_", "gelu", "silu", "mish", "sigmoid", "tanh", "hardtanh", "hardtanh_", "hardswish",

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import operator
 from collections import OrderedDict
-from itertools import chain, islice
+from itertools import chain
 from typing import Any, Iterable, Iterator, Mapping
 
 from ..._tensor import Tensor

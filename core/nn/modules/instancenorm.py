@@ -39,8 +39,8 @@ class _InstanceNorm(_NormBase):
             if self.affine:
                 raise ValueError(f"expected input's size at dim=1 to match num_features ({self.num_features}), but "
                                  f"got: {x.shape[1]}.")
-            warnings.warn(f"input's size at dim=1 does not match num_features. You can silence this warning by not "
-                          f"passing in num_features, which is not used because affine=False", stacklevel=2)
+            warnings.warn("input's size at dim=1 does not match num_features. You can silence this warning by not "
+                          "passing in num_features, which is not used because affine=False", stacklevel=2)
         out = F.instance_norm(x, self.running_mean, self.running_var, self.weight, self.bias,
                               self.training or not self.track_running_stats,
                               self.momentum if self.momentum is not None else 0.0, self.eps)

@@ -8,7 +8,6 @@ in the right one, exactly as PyTorch does, so ``state_dict`` keys are PyTorch's
 from __future__ import annotations
 
 import itertools
-import weakref
 from collections import OrderedDict, namedtuple
 from typing import Any, Callable, Iterator
 

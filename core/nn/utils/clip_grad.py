@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import math
-from typing import Iterable
 
 from ... import _factory
 from ... import ops as _ops
