@@ -6,6 +6,7 @@ from ._activation import (celu, celu_, elu, elu_, gelu, glu, gumbel_softmax, har
                           hardtanh, hardtanh_, leaky_relu, leaky_relu_, log_softmax, logsigmoid, mish, prelu, relu,
                           relu6, relu_, rrelu, selu, selu_, sigmoid, silu, softmax, softmin, softplus, softshrink,
                           softsign, tanh, tanhshrink, threshold, threshold_)
+from ._attention import multi_head_attention_forward, scaled_dot_product_attention
 from ._conv import (bilinear, conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d, fold,
                     linear, unfold)
 from ._distance import cosine_similarity, pairwise_distance, pdist

@@ -3,6 +3,7 @@
 One explicit import line per file; ``rnn`` (packed sequences) is added by its own file.
 """
 from . import parametrizations, parametrize
+from . import rnn  # packed sequences: ember.nn.utils.rnn
 from .clip_grad import clip_grad_norm, clip_grad_norm_, clip_grad_value_, clip_grads_with_norm_, get_total_norm
 from .convert_parameters import parameters_to_vector, vector_to_parameters
 from .parametrizations import spectral_norm, weight_norm
