@@ -279,3 +279,13 @@ def test_spawn_start_method():
     loader = DataLoader(TensorDataset(x), batch_size=2, num_workers=1, multiprocessing_context="spawn")
     out = [b[0].tolist() for b in loader]
     assert out == [[[0.0, 1.0], [2.0, 3.0]], [[4.0, 5.0], [6.0, 7.0]]]
+
+
+def test_unpicklable_collate_fn_with_spawn_fails_clearly_and_starts_nothing():
+    import multiprocessing
+    import pickle
+    before = set(multiprocessing.active_children())
+    with pytest.raises((pickle.PicklingError, AttributeError)) as info:
+        iter(DataLoader(Samples(4), num_workers=1, multiprocessing_context="spawn", collate_fn=lambda b: b))
+    assert "define them at module level" in "".join(getattr(info.value, "__notes__", []))
+    assert set(multiprocessing.active_children()) == before

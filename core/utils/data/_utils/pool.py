@@ -61,6 +61,12 @@ class WorkerPool:
                           worker_init_fn, i, num_workers, transport, self.token))
                 try:
                     p.start()
+                except Exception as e:
+                    if hasattr(e, "add_note") and ctx.get_start_method() != "fork":
+                        e.add_note(f"DataLoader: starting worker {i} with the {ctx.get_start_method()!r} start method "
+                                   "pickles the dataset, collate_fn and worker_init_fn: define them at module level "
+                                   "(no lambdas or local classes), or use multiprocessing_context='fork'.")
+                    raise
                 finally:
                     child.close()  # the worker holds its end; EOF then means the worker is gone
                 self.procs.append(p)
