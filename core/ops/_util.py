@@ -48,10 +48,20 @@ def broadcast_shapes(a: tuple, b: tuple, op: str = "") -> tuple:
         elif da == 1:
             out.append(db)
         else:
+            _broadcast_error(a, b, op)
+    return tuple(out)
+
+
+def _broadcast_error(a, b, op):
+    # name the innermost mismatching dim, as PyTorch does
+    n = max(len(a), len(b))
+    for i in range(n - 1, -1, -1):
+        da = a[i - n + len(a)] if i - n + len(a) >= 0 else 1
+        db = b[i - n + len(b)] if i - n + len(b) >= 0 else 1
+        if da != db and da != 1 and db != 1:
             raise RuntimeError(
                 f"{op + ': ' if op else ''}The size of tensor a ({da}) must match the size of tensor b ({db}) at "
                 f"non-singleton dimension {i} (shapes {list(a)} and {list(b)})")
-    return tuple(out)
 
 
 def broadcast_all(shapes, op: str = "") -> tuple:

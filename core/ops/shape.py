@@ -70,7 +70,8 @@ def cat(tensors, dim: int = 0, *, out=None):
         for j in range(ref.dim()):
             if j != d and t._shape[j] != ref._shape[j]:
                 raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. Expected size {ref._shape[j]} but "
-                                   f"got size {t._shape[j]} for tensor number {tensors.index(t)} in the list.")
+                                   f"got size {t._shape[j]} for tensor number "
+                                   f"{next(k for k, u in enumerate(tensors) if u is t)} in the list.")
     keep = [t if t._dtype is dt else _cast(t, dt) for t in keep]
     if len(keep) == 1:
         r = keep[0].clone()

@@ -372,7 +372,7 @@ def select(input: Tensor, dim: int, index: int) -> Tensor:
     if isinstance(index, Tensor):
         index = int(index.item())
     if index < -size or index >= size:
-        raise IndexError(f"index {index} is out of bounds for dimension {d} with size {size}")
+        raise U.IndexOutOfRangeError(f"index {index} is out of bounds for dimension {d} with size {size}")
     if index < 0:
         index += size
     shape = input._shape[:d] + input._shape[d + 1:]
@@ -410,7 +410,8 @@ def narrow(input: Tensor, dim: int, start, length: int) -> Tensor:
     if isinstance(start, Tensor):
         start = int(start.item())
     if start < -size or start > size:
-        raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], but got {start})")
+        raise U.IndexOutOfRangeError(f"narrow: start out of range (expected to be in range of [{-size}, {size}], but "
+                                     f"got {start})")
     if start < 0:
         start += size
     if length < 0 or start + length > size:
