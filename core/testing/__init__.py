@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .helpers import (BackendCase, assert_close, backend_tolerance, check_grad, check_op, layouts, make_tensor,
-                      reference_inputs, repro)
+from .helpers import (BackendCase, assert_close, backend_tolerance, check_grad, check_once, check_op, layouts,
+                      make_tensor, reference_inputs, repro)
 
-__all__ = ["assert_close", "make_tensor", "check_op", "check_grad", "layouts", "repro", "reference_inputs",
+__all__ = ["assert_close", "make_tensor", "check_op", "check_once", "check_grad", "layouts", "repro", "reference_inputs",
            "backend_tolerance", "BackendCase", "np"]

@@ -320,23 +320,33 @@ def check_op(fn, ref, specs, *, device="cpu", dtypes=(ember.float32, ember.float
         dt = D.to_dtype(dt)
         if not supports(device, dt):
             continue
-        r_tol, a_tol = backend_tolerance(device, dt)
         for lay in (layouts_ or layouts(nd)):
-            tensors, hosts = reference_inputs(specs, dt, device, lay, seed)
-            rt, at = rtol if rtol is not None else r_tol, atol if atol is not None else a_tol
-            try:
-                out = fn(*tensors, **kwargs)
-                with np.errstate(all="ignore"):  # references meet NaN and infinities on purpose
-                    exp = ref(*hosts, **kwargs)
-                _compare(out, exp, rt, at, "")
-            except Exception as e:
-                msg = (f"op {name} on {device}, dtype {dt.name}, layout {lay}: {type(e).__name__}: {e}\nrepro:\n"
-                       f"{repro('ember.' + name, tensors, device, fn=fn, ref=ref, kwargs=kwargs, rtol=rt, atol=at)}")
-                if isinstance(e, AssertionError):
-                    raise AssertionError(msg) from None
-                raise AssertionError(msg) from e  # keep the traceback of an error raised inside ember
+            check_once(fn, ref, specs, device=device, dtype=dt, layout=lay, seed=seed, rtol=rtol, atol=atol, name=name,
+                       kwargs=kwargs)
     if grad:
         check_grad(fn, specs, device=device, kwargs=kwargs, name=name, seed=seed)
+
+
+def check_once(fn, ref, specs, *, device, dtype, layout="contiguous", seed=0, rtol=None, atol=None, name="op",
+               kwargs=None) -> None:
+    """One comparison of ``fn`` with ``ref`` for one dtype and layout (the backend's tolerances
+    unless given); raises AssertionError carrying a runnable repro."""
+    kwargs = kwargs or {}
+    dt = D.to_dtype(dtype)
+    r_tol, a_tol = backend_tolerance(device, dt)
+    rt, at = rtol if rtol is not None else r_tol, atol if atol is not None else a_tol
+    tensors, hosts = reference_inputs(specs, dt, device, layout, seed)
+    try:
+        out = fn(*tensors, **kwargs)
+        with np.errstate(all="ignore"):  # references meet NaN and infinities on purpose
+            exp = ref(*hosts, **kwargs)
+        _compare(out, exp, rt, at, "")
+    except Exception as e:
+        msg = (f"op {name} on {device}, dtype {dt.name}, layout {layout}: {type(e).__name__}: {e}\nrepro:\n"
+               f"{repro('ember.' + name, tensors, device, fn=fn, ref=ref, kwargs=kwargs, rtol=rt, atol=at)}")
+        if isinstance(e, AssertionError):
+            raise AssertionError(msg) from None
+        raise AssertionError(msg) from e  # keep the traceback of an error raised inside ember
 
 
 def _compare(out, exp, rtol, atol, msg):
