@@ -7,6 +7,10 @@ from ember.testing.suite.test_01_runtime import *  # noqa: F401,F403
 from ember.testing.suite.test_02_views import *  # noqa: F401,F403
 from ember.testing.suite.test_03_primitives import *  # noqa: F401,F403
 from ember.testing.suite.test_04_composites import *  # noqa: F401,F403
+from ember.testing.suite.test_04b_hypothesis import *  # noqa: F401,F403
+from ember.testing.suite.test_04c_bounds import *  # noqa: F401,F403
+from ember.testing.suite.test_04d_inplace import *  # noqa: F401,F403
+from ember.testing.suite.test_04e_semantics import *  # noqa: F401,F403
 from ember.testing.suite.test_05_autograd import *  # noqa: F401,F403
 from ember.testing.suite.test_06_nn import *  # noqa: F401,F403
 from ember.testing.suite.test_07_optim import *  # noqa: F401,F403
