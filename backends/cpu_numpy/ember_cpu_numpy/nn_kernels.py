@@ -7,7 +7,10 @@ core's decompositions define the semantics (the conformance suite compares both)
 """
 from __future__ import annotations
 
+import ctypes
 import itertools
+import os
+import sys
 import weakref
 
 import numpy as np
@@ -18,7 +21,25 @@ from ember.ops.nn import _avg_divisor, _conv_out, _pool_out, _pool_pads
 
 from .backend import nd, wrap
 
-_LOW = (np.dtype(np.float16),)
+
+
+def _keep_freed_memory() -> bool:
+    """Ask glibc to serve large blocks from its heap and keep freed memory (as PyTorch's CPU
+    allocator effectively does). numpy allocates every kernel's result afresh; with glibc's
+    defaults each block over ~128 KiB is mmap'ed and unmapped again, so every training step
+    re-faults its activations page by page: a third of a conv net's CPU time went to the kernel.
+    Set ``EMBER_CPU_MALLOC_TUNING=0`` to keep the process's allocator settings."""
+    if os.environ.get("EMBER_CPU_MALLOC_TUNING", "1") == "0" or not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+        M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
+        return bool(libc.mallopt(M_MMAP_THRESHOLD, 256 << 20) and libc.mallopt(M_TRIM_THRESHOLD, 1 << 30))
+    except (OSError, AttributeError):  # not glibc (musl, ...): nothing to tune
+        return False
+
+
+MALLOC_TUNED = _keep_freed_memory()
 
 
 def _work(a: np.ndarray) -> np.ndarray:
