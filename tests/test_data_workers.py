@@ -289,3 +289,58 @@ def test_unpicklable_collate_fn_with_spawn_fails_clearly_and_starts_nothing():
         iter(DataLoader(Samples(4), num_workers=1, multiprocessing_context="spawn", collate_fn=lambda b: b))
     assert "define them at module level" in "".join(getattr(info.value, "__notes__", []))
     assert set(multiprocessing.active_children()) == before
+
+
+class Kinds(Dataset):
+    """Dtypes and layouts the transport must carry: bfloat16, bool, 0-d, non-contiguous, empty."""
+
+    def __len__(self):
+        return 3
+
+    def __getitem__(self, i):
+        m = ember.arange(6.0).reshape(2, 3) + i
+        return {"bf16": ember.full((2,), i + 0.5, dtype=ember.bfloat16), "bool": ember.tensor([i % 2 == 0, True]),
+                "scalar": ember.tensor(float(i)), "t": m.t(), "empty": ember.zeros(0, 4)}
+
+
+def test_transport_carries_every_dtype_and_layout():
+    for kw in (dict(batch_size=3), dict(batch_size=None)):
+        ref = list(DataLoader(Kinds(), **kw))
+        got = list(DataLoader(Kinds(), num_workers=1, **kw))
+        for r, g in zip(ref, got):
+            for k in r:
+                assert g[k].dtype == r[k].dtype and g[k].shape == r[k].shape and g[k].tolist() == r[k].tolist(), k
+
+
+def test_an_exhausted_iterator_keeps_raising_stop_iteration():
+    it = iter(DataLoader(Samples(2), num_workers=1))
+    assert len(list(it)) == 2
+    for _ in range(2):
+        with pytest.raises(StopIteration):
+            next(it)
+
+
+class Counted(Dataset):
+    def __init__(self, counter):
+        self.counter = counter
+
+    def __len__(self):
+        return 8
+
+    def __getitem__(self, i):
+        with self.counter.get_lock():
+            self.counter.value += 1
+        time.sleep(0.05)
+        return i
+
+
+def test_tasks_of_an_abandoned_epoch_are_not_run():
+    import multiprocessing
+    counter = multiprocessing.get_context("fork").Value("i", 0)
+    loader = DataLoader(Counted(counter), num_workers=1, prefetch_factor=4, persistent_workers=True,
+                        multiprocessing_context="fork")
+    for _ in loader:
+        break  # tasks 1-4 are in flight; the worker is busy with task 1
+    assert [b.item() for b in loader] == list(range(8))
+    assert counter.value <= 11  # 2 of the first epoch (+1 of slack) + 8, not 5 + 8
+    del loader

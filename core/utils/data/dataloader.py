@@ -355,6 +355,7 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         self._active = [True] * n  # False once the worker's IterableDataset is exhausted
         self._results: dict = {}  # idx -> batch or ExceptionWrapper, waiting for its turn
         self._sampler_done = False
+        self._exhausted = False
         self._next_worker = 0
         if not first_iter:
             self._epoch += 1
@@ -394,8 +395,10 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
 
     def _next_data(self):
         if self._pool.closed:
-            raise RuntimeError("DataLoader worker processes were shut down (after an error or the end of the "
-                               "epoch); start a new epoch with iter(loader)")
+            if self._exhausted:
+                raise StopIteration
+            raise RuntimeError("DataLoader worker processes were shut down after an error; start a new epoch "
+                               "with iter(loader)")
         while True:
             if self._in_order:
                 # skip tasks that ended without a batch (an exhausted IterableDataset worker)
@@ -409,6 +412,7 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
             elif self._results:
                 return self._process(self._results.pop(next(iter(self._results))))
             if not self._task_worker:
+                self._exhausted = True
                 if not self._persistent_workers:
                     self._shutdown_workers()
                 raise StopIteration

@@ -101,6 +101,9 @@ def _worker_loop(dataset_kind, dataset, conn, auto_collation, collate_fn, drop_l
                 inbox.append(conn.recv())
             if any(m[0] == "stop" for m in inbox):
                 return
+            last_resume = max((k for k, m in enumerate(inbox) if m[0] == "resume"), default=0)
+            for _ in range(last_resume):  # tasks of an abandoned epoch: nobody wants their replies
+                inbox.popleft()
             msg = inbox.popleft()
             if msg[0] == "resume":
                 exhausted = False
