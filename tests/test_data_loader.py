@@ -184,3 +184,10 @@ def test_attributes_are_frozen_after_init():
     loader.num_workers = 0  # other attributes may change
     loader.collate_fn = lambda b: b
     assert list(loader) == [[0, 1], [2, 3]]
+
+
+def test_reachable_as_torch_utils_data():
+    import ember as torch
+    assert torch.utils.data.DataLoader is DataLoader
+    with pytest.raises(AttributeError):
+        torch.utils.no_such_module
