@@ -350,9 +350,10 @@ def k_max_pool(x, kernel, stride, padding, dilation, ceil_mode):
     work = _work(a)
     # small windows without NaN: a running max over the window offsets (NaN inputs take the
     # argmax path below, which propagates NaN as PyTorch does)
-    if _prod(kernel) <= 64 and not (work.dtype.kind == "f" and np.isnan(work.max())):
+    if _prod(kernel) <= 64:
         vals, flat = _max_pool_small(work, kernel, stride, padding, dilation, in_sp, out_sp, fill)
-        return wrap(_back(vals, a.dtype), x._device), wrap(np.ascontiguousarray(flat), x._device)
+        if not (work.dtype.kind == "f" and np.isnan(vals.max())):  # NaN windows: indices from argmax below
+            return wrap(_back(vals, a.dtype), x._device), wrap(np.ascontiguousarray(flat), x._device)
     win = _pool_view(work, kernel, stride, padding, dilation, out_sp, fill)
     perm = (0, 1) + tuple(range(2 + nsp, 2 + 2 * nsp)) + tuple(range(2, 2 + nsp))
     w = win.transpose(perm).reshape(a.shape[:2] + out_sp + (-1,))
@@ -433,35 +434,51 @@ def _stats(a, axes, eps):
     return c, mean, 1.0 / np.sqrt(var + eps)
 
 
+def _chan_sum(a3):
+    """Per-channel sums of (N, C, L): the contiguous axis first (pairwise summation)."""
+    return a3.sum(axis=2).sum(axis=0)
+
+
 def k_batch_norm(x, w, b, eps):
     a = nd(x)
     work = _work(a)
-    axes = (0,) + tuple(range(2, a.ndim))
-    c, mean, inv = _stats(work, axes, eps)
-    scale = inv if w is None else inv * _work(nd(w)).reshape(inv.shape)
-    out = c * scale
+    N, C = a.shape[:2]
+    a3 = work.reshape(N, C, -1)
+    n = a3.shape[0] * a3.shape[2]
+    mean = _chan_sum(a3) / n
+    c = a3 - mean[:, None]
+    out = np.multiply(c, c)
+    inv = 1.0 / np.sqrt(_chan_sum(out) / n + eps)
+    scale = inv if w is None else inv * _work(nd(w))
+    np.multiply(c, scale[:, None], out=out)  # the squares' buffer becomes the output
     if b is not None:
-        out += _work(nd(b)).reshape(inv.shape)
+        out += _work(nd(b))[:, None]
     dev = x._device
-    return (wrap(_back(out, a.dtype), dev), wrap(_back(mean.reshape(-1), a.dtype), dev),
-            wrap(_back(inv.reshape(-1), a.dtype), dev))
+    return (wrap(_back(out.reshape(a.shape), a.dtype), dev), wrap(_back(mean, a.dtype), dev),
+            wrap(_back(inv, a.dtype), dev))
 
 
 def k_batch_norm_backward(g, x, w, mean, invstd, need_w, need_b):
     gg, a = _work(nd(g)), _work(nd(x))
     dt = nd(x).dtype
-    axes = (0,) + tuple(range(2, a.ndim))
-    shape = (1, a.shape[1]) + (1,) * (a.ndim - 2)
-    m = _work(nd(mean)).reshape(shape)
-    inv = _work(nd(invstd)).reshape(shape)
-    xhat = (a - m) * inv
-    gb = gg.sum(axis=axes)
-    gw = (gg * xhat).sum(axis=axes)
-    n = a.size // a.shape[1]
-    wv = 1.0 if w is None else _work(nd(w)).reshape(shape)
-    gx = (wv * inv) * (gg - (gb.reshape(shape) + xhat * gw.reshape(shape)) / n)
+    N, C = a.shape[:2]
+    g3 = np.ascontiguousarray(gg).reshape(N, C, -1)
+    a3 = a.reshape(N, C, -1)
+    n = a3.shape[0] * a3.shape[2]
+    m = _work(nd(mean))
+    inv = _work(nd(invstd))
+    gb = _chan_sum(g3)
+    xhat = a3 - m[:, None]
+    xhat *= inv[:, None]
+    t = np.multiply(g3, xhat)
+    gw = _chan_sum(t)
+    # gx = w * inv * (g - (gb + xhat * gw) / n), in the two buffers already allocated
+    xhat *= (gw / n)[:, None]
+    np.subtract(g3, xhat, out=t)
+    t -= (gb / n)[:, None]
+    t *= (inv if w is None else inv * _work(nd(w)))[:, None]
     dev = x._device
-    return (wrap(_back(gx, dt), dev), wrap(_back(gw, dt), dev), wrap(_back(gb, dt), dev))
+    return (wrap(_back(t.reshape(a.shape), dt), dev), wrap(_back(gw, dt), dev), wrap(_back(gb, dt), dev))
 
 
 def k_layer_norm(x, w, b, k, eps):
