@@ -236,6 +236,27 @@ def test_keyboard_interrupt_leaves_no_workers(short_grace):
     assert wait_gone(pids) == []
 
 
+class InterruptsWhenPinned:
+    def pin_memory(self):
+        raise KeyboardInterrupt
+
+
+class Pinned(Dataset):
+    def __len__(self):
+        return 8
+
+    def __getitem__(self, i):
+        return InterruptsWhenPinned()
+
+
+def test_keyboard_interrupt_outside_the_wait_also_stops_the_workers(short_grace):
+    it = iter(DataLoader(Pinned(), batch_size=None, num_workers=2, pin_memory=True))
+    pids = it._worker_pids
+    with pytest.raises(KeyboardInterrupt):
+        next(it)  # raised while pinning the batch in the main process
+    assert wait_gone(pids) == []  # though `it` is still referenced here
+
+
 def test_workers_exit_when_the_main_process_dies():
     script = textwrap.dedent("""
         import os, signal, sys, time

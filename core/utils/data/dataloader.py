@@ -394,6 +394,13 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         self._send_idx += 1
 
     def _next_data(self):
+        try:
+            return self._next_batch()
+        except KeyboardInterrupt:  # Ctrl-C anywhere in here: stop the workers before it propagates
+            self._shutdown_workers()
+            raise
+
+    def _next_batch(self):
         if self._pool.closed:
             if self._exhausted:
                 raise StopIteration
