@@ -48,13 +48,13 @@ class Call:
                  self.root, self.length] + list(self.a) + list(self.b) + [self.c])
 
 
-def exchange(pg, call: Call) -> list:
+def exchange(pg, call: Call, timeout: float | None = None) -> list:
     """Share ``call`` with every rank of ``pg`` and raise on all of them if the calls disagree
     on what every collective needs (the kind, sequence number, op, root, list length); returns
     every rank's row for the op-specific checks."""
     seq = getattr(pg, "_ember_seq", 0) + 1
     pg._ember_seq = seq
-    rows = pg.allgather_ints(call.vector(seq))
+    rows = pg.allgather_ints(call.vector(seq)) if timeout is None else pg.allgather_ints(call.vector(seq), timeout)
     if call.local_error is not None:
         raise call.local_error
     bad = [pg.ranks[r] for r, row in enumerate(rows) if row[2]]

@@ -98,7 +98,7 @@ def _agree(pg: ProcessGroup, call: C.Call) -> list | None:
         if call.local_error is not None:
             raise call.local_error
         return None
-    return C.exchange(pg, call)
+    return C.exchange(pg, call, None if state.timeout is None else _seconds(state.timeout))
 
 
 # -- staging for backends that need contiguous memory ------------------------------------------

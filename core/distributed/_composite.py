@@ -65,8 +65,8 @@ class CompositeGroup(ProcessGroup):
     def object_device(self):
         return self._host().object_device()
 
-    def allgather_ints(self, values) -> list:
-        return self._host().allgather_ints(values)
+    def allgather_ints(self, values, timeout=None) -> list:
+        return self._host().allgather_ints(values, timeout)
 
     def allgather_object(self, obj) -> list:
         return self._host().allgather_object(obj)

@@ -406,10 +406,13 @@ class MPIProcessGroup(ProcessGroup):
         from .. import device
         return device("cpu")
 
-    def allgather_ints(self, values: Sequence[int]) -> list:
+    def allgather_ints(self, values: Sequence[int], timeout: float | None = None) -> list:
         mine = np.asarray(list(values), dtype=np.int64)
         out = np.empty((self._size, mine.size), dtype=np.int64)
-        self._comm().Allgather(mine, out)
+        if timeout is None:
+            self._comm().Allgather(mine, out)
+        else:
+            MPIWork([self._comm().Iallgather(mine, out)], keep=(mine, out)).wait(timeout)
         return out.tolist()
 
     def allgather_object(self, obj) -> list:

@@ -204,13 +204,14 @@ class ProcessGroup:
         from .. import device
         return device(self.device_types[0])
 
-    def allgather_ints(self, values: Sequence[int]) -> list:
-        """Every rank's list of ``len(values)`` integers (the cross-rank argument checks)."""
+    def allgather_ints(self, values: Sequence[int], timeout: float | None = None) -> list:
+        """Every rank's list of ``len(values)`` integers (the cross-rank argument checks);
+        ``RuntimeError`` after ``timeout`` seconds."""
         from .. import int64, tensor, empty
         dev = self.object_device()
         mine = tensor(list(values), dtype=int64, device=dev)
         outs = [empty(len(values), dtype=int64, device=dev) for _ in range(self.size())]
-        self.allgather(outs, mine).wait()
+        self.allgather(outs, mine, async_op=timeout is not None).wait(timeout)
         return [o.tolist() for o in outs]
 
     def allgather_object(self, obj) -> list:

@@ -35,9 +35,10 @@ def test_sys_exit_under_the_launcher_ends_the_job_with_its_status():
     assert r.elapsed < 20 and "exited with status 3" in r.stderr, r
 
 
-def test_a_healthy_job_finishes():
-    r = launcher("faults.py", "ok")
-    assert r.returncode == 0 and r.stdout.count("finished with [2.0, 2.0]") == 2, r
+def test_a_timeout_given_to_init_process_group_is_enforced():
+    r = mpiexec("faults.py", "timeout", timeout=60)
+    assert r.returncode != 0, r
+    assert "did not complete within 1.0 s" in r.stderr and r.elapsed < 6, r
 
 
 def test_plain_python_is_a_one_process_world():

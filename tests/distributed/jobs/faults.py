@@ -1,14 +1,18 @@
 """Rank 1 fails while rank 0 waits in a collective; the job must end at once with a non-zero
-status. ``python faults.py MODE``: raise | exit | ok."""
+status. ``python faults.py MODE``: raise | exit | timeout (rank 1 is late, rank 0 gives up after
+1 s)."""
 import sys
 import time
+from datetime import timedelta
 
 import ember
 import ember.distributed as dist
 
-dist.init_process_group()
 mode = sys.argv[1]
+dist.init_process_group(timeout=timedelta(seconds=1) if mode == "timeout" else None)
 if dist.get_rank() == 1:
+    if mode == "timeout":
+        time.sleep(6)
     time.sleep(0.2)  # rank 0 is inside all_reduce by now
     if mode == "raise":
         raise ValueError("rank 1 failed on purpose")
