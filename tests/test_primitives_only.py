@@ -13,6 +13,7 @@ from ember.testing.suite.test_04d_inplace import *  # noqa: F401,F403
 from ember.testing.suite.test_04e_semantics import *  # noqa: F401,F403
 from ember.testing.suite.test_05_autograd import *  # noqa: F401,F403
 from ember.testing.suite.test_06_nn import *  # noqa: F401,F403
+from ember.testing.suite.test_06b_nn_sequence import *  # noqa: F401,F403
 from ember.testing.suite.test_07_optim import *  # noqa: F401,F403
 from ember.testing.suite.test_08_serialization import *  # noqa: F401,F403
 from ember.testing.suite.test_09_devices import *  # noqa: F401,F403
