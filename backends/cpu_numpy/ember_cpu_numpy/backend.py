@@ -211,17 +211,22 @@ def _sum_dtype(a):
     return np.float32 if dt is _F16_NP or dt is _BF16_NP else None
 
 
+def _axes(a, dims):
+    """numpy's axis argument: None for a full reduction, which numpy runs faster than the tuple."""
+    return None if len(dims) == a.ndim else dims
+
+
 def k_sum(x, dims, keepdim):
     a = nd(x)
     acc = _keep_dtype(a)
-    r = np.sum(a, axis=dims, keepdims=keepdim, dtype=acc)
+    r = np.sum(a, axis=_axes(a, dims), keepdims=keepdim, dtype=acc)
     return wrap(np.asarray(r).astype(a.dtype, copy=False) if acc is not None else r, x._device)
 
 
 def k_prod(x, dims, keepdim):
     a = nd(x)
     acc = _keep_dtype(a)
-    r = np.prod(a, axis=dims, keepdims=keepdim, dtype=acc)
+    r = np.prod(a, axis=_axes(a, dims), keepdims=keepdim, dtype=acc)
     return wrap(np.asarray(r).astype(a.dtype, copy=False) if acc is not None else r, x._device)
 
 
@@ -229,8 +234,9 @@ def _reduce_minmax(f):
     def k(x, dims, keepdim):
         a = nd(x)
         if a.dtype is _BF16_NP:
-            return wrap(np.asarray(f(a.astype(np.float32), axis=dims, keepdims=keepdim)).astype(a.dtype), x._device)
-        return wrap(f(a, axis=dims, keepdims=keepdim), x._device)
+            return wrap(np.asarray(f(a.astype(np.float32), axis=_axes(a, dims), keepdims=keepdim)).astype(a.dtype),
+                        x._device)
+        return wrap(f(a, axis=_axes(a, dims), keepdims=keepdim), x._device)
     return k
 
 
