@@ -867,7 +867,7 @@ def _relu_decomp(x):
     return maximum(x, 0 if x._dtype.category != _FLOAT else 0.0)
 
 
-_RELU, _relu, _relu_ = _unary("relu", SAME, lambda ctx, g: (where(ctx.out > 0, g, 0.0),), saves=(), save_output=True,
+_RELU, _relu, _relu_ = _unary("relu", SAME, lambda ctx, g: (g * (ctx.out > 0),), saves=(), save_output=True,
                               decomposition=_relu_decomp, doc="max(x, 0)")
 
 
