@@ -676,11 +676,13 @@ _NEG, _neg, _neg_ = _unary("neg", SAME, lambda ctx, g: (-g,), saves=(), primitiv
 
 
 def neg(input, *, out=None):
+    """``-input`` (refused for bool: use ``~`` or ``logical_not``)."""
     _neg_check(_tensor_arg(input, "neg"))
     return _neg(input, out=out)
 
 
 def neg_(self):
+    """In-place :func:`neg`."""
     _neg_check(self)
     return _neg_(self)
 
@@ -867,7 +869,12 @@ def _relu_decomp(x):
     return maximum(x, 0 if x._dtype.category != _FLOAT else 0.0)
 
 
-_RELU, _relu, _relu_ = _unary("relu", SAME, lambda ctx, g: (g * (ctx.out > 0),), saves=(), save_output=True,
+def _relu_bw(ctx, g):
+    from .nn import _threshold_backward
+    return (_threshold_backward(g, ctx.out, 0),)
+
+
+_RELU, _relu, _relu_ = _unary("relu", SAME, _relu_bw, saves=(), save_output=True,
                               decomposition=_relu_decomp, doc="max(x, 0)")
 
 
@@ -932,6 +939,7 @@ def _float(x):
 
 
 def positive(input):
+    """``+input``: returns ``input`` itself (refused for bool)."""
     if input._dtype is D.bool:
         raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
     return input
