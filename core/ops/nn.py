@@ -104,6 +104,22 @@ def log_softmax(input: Tensor, dim: int | None = None, dtype=None, *, _stackleve
     return _softmax_front(LOG_SOFTMAX, "log_softmax", input, dim, dtype)
 
 
+# -- threshold backward (relu's gradient) ---------------------------------------------------------
+
+def _threshold_backward_decomp(g, y, threshold):
+    return g * (y > threshold)
+
+
+THRESHOLD_BACKWARD = register_op(
+    "threshold_backward", decomposition=_threshold_backward_decomp,
+    backward=lambda ctx, gg: (_threshold_backward(gg, ctx.args[1], ctx.args[2]),), saves=(), group="nn",
+    doc="g where y > threshold, else 0 (the gradient of relu/threshold; one pass, no mask cast)")
+
+
+def _threshold_backward(g, y, threshold=0):
+    return dispatch(THRESHOLD_BACKWARD, g._device, (g, y, threshold), (g,))
+
+
 # -- nll loss -------------------------------------------------------------------------------------------
 
 def _nll_parts(logp, target, weight, ignore_index):

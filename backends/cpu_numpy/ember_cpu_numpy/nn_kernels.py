@@ -99,6 +99,11 @@ def k_nll_loss(logp, target, weight, reduction, ignore_index):
     return wrap(r.astype(lp.dtype), logp._device)
 
 
+def k_threshold_backward(g, y, threshold):
+    a = nd(g)
+    return wrap(np.multiply(a, nd(y) > threshold, dtype=a.dtype), g._device)
+
+
 # -- linear ------------------------------------------------------------------------------------------
 
 def k_linear(x, w, b):
@@ -523,7 +528,7 @@ def k_dropout(x, p, gen):
 
 
 KERNELS = {
-    "softmax": k_softmax, "log_softmax": k_log_softmax, "nll_loss": k_nll_loss, "linear": k_linear,
+    "threshold_backward": k_threshold_backward, "softmax": k_softmax, "log_softmax": k_log_softmax, "nll_loss": k_nll_loss, "linear": k_linear,
     "constant_pad_nd": k_constant_pad_nd, "convolution": k_convolution, "conv_transpose": k_conv_transpose,
     "conv_weight_grad": k_conv_weight_grad, "im2col": k_im2col, "col2im": k_col2im, "max_pool": k_max_pool,
     "max_pool_backward": k_max_pool_backward, "avg_pool": k_avg_pool, "avg_pool_backward": k_avg_pool_backward,
