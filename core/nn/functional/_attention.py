@@ -5,9 +5,10 @@ Masks: for ``scaled_dot_product_attention`` a bool ``attn_mask`` says which keys
 (True = attend); a float mask is added to the scores. For ``multi_head_attention_forward`` (and
 ``nn.MultiheadAttention``) bool masks say the opposite, as in PyTorch: True = masked out.
 
-One deliberate difference from PyTorch: a query row whose keys are all masked out gets zero
-attention weights (so a zero output) instead of NaN, which would otherwise poison the whole
-batch through the next layer and the gradients.
+A query row whose keys are all masked out gets zero attention weights (so a zero attention
+output) on every path. PyTorch's ``scaled_dot_product_attention`` does the same, but its
+``MultiheadAttention`` with ``need_weights=True`` (the default) returns NaN there, which then
+poisons the next layer and the gradients; ember does not.
 """
 from __future__ import annotations
 
