@@ -125,3 +125,21 @@ def test_wrap_errors(world, prim_backend):
 def test_without_a_process_group(no_mpi):  # noqa: F811
     with pytest.raises(ValueError, match="Default process group has not been initialized"):
         DDP(nn.Linear(2, 2))
+
+
+def test_buckets_are_per_dtype(world):
+    class Mixed(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = nn.Linear(2, 2)
+            self.b = nn.Linear(2, 2).double()
+
+        def forward(self, x):
+            return self.a(x).sum() + self.b(x.double()).sum()
+
+    m = Mixed()
+    ddp = DDP(m)
+    assert sorted(str(b.flat.dtype) for b in ddp._buckets) == ["ember.float32", "ember.float64"]
+    ddp(ember.ones(3, 2)).backward()
+    assert m.a.weight.grad.dtype is ember.float32 and m.b.weight.grad.dtype is ember.float64
+    assert m.b.weight.grad.tolist() == [[3.0, 3.0], [3.0, 3.0]]

@@ -168,6 +168,7 @@ class MPIProcessGroup(ProcessGroup):
 
     name = "mpi"
     device_types = ("cpu", "opencl")
+    accepts_strided = True  # _Host copies a strided view to a host buffer and back
 
     def __init__(self, comm, ranks: Sequence[int]) -> None:
         super().__init__(comm.Get_rank(), comm.Get_size(), ranks)

@@ -10,7 +10,8 @@ it moves::
 
 What ember guarantees to an implementation (the front ends in :mod:`ember.distributed` do it):
 
-* every tensor argument is an ember tensor of one of ``device_types``, contiguous, of the same
+* every tensor argument is an ember tensor of one of ``device_types``, contiguous (unless the
+  class sets ``accepts_strided``), of the same
   dtype as the other tensors of the call, with the shapes the op needs on this rank (cross-rank
   agreement is checked by the front end before the call, unless checks are switched off);
 * ranks (``root``, ``peer``) are **group** ranks, ``0 <= r < size()``;
@@ -115,6 +116,9 @@ class ProcessGroup:
     name: str = ""
     #: device types whose tensors this backend moves
     device_types: tuple = ()
+    #: False: the front ends hand over contiguous tensors (copying strided views in and out);
+    #: True: the backend accepts any strided view and writes results into it
+    accepts_strided: bool = False
 
     def __init__(self, rank: int, size: int, ranks: Sequence[int]) -> None:
         self._rank = int(rank)
