@@ -199,6 +199,7 @@ def _binary(name, kind, fa=None, fb=None, *, saves=ALL, save_output=False, decom
     fn.__name__ = name
     fn_.__name__ = name + "_"
     fn.__doc__ = doc
+    fn_.__doc__ = f"In-place :func:`{name}` (``self`` keeps its dtype and shape)."
     return op, fn, fn_
 
 

@@ -158,6 +158,7 @@ def scatter_add(input, dim, index, src):
 
 
 def scatter_add_(self, dim, index, src):
+    """In-place :func:`scatter_add`."""
     d, index, src = _scatter_prep(self, dim, index, src, "scatter_add_")
     return inplace(_SCATTER_ADD, self, self._device, (self, d, index, src), (self, src), 0)
 
@@ -260,6 +261,7 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None):
 
 
 def scatter_(self, dim, index, src=None, *, value=None, reduce=None):
+    """In-place :func:`scatter`."""
     if reduce is not None:
         return self.copy_(scatter(self, dim, index, src, value=value, reduce=reduce))
     return _scatter_inplace(self, dim, index, src if src is not None else value)
@@ -286,6 +288,7 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
 
 
 def scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
+    """In-place :func:`scatter_reduce`."""
     return self.copy_(scatter_reduce(self, dim, index, src, reduce, include_self=include_self))
 
 
@@ -532,6 +535,7 @@ def masked_fill(input, mask, value):
 
 
 def masked_fill_(self, mask, value):
+    """In-place :func:`masked_fill` (the mask broadcasts to ``self``)."""
     mask = _mask_arg(mask, "masked_fill_")
     if U.broadcast_shapes(self._shape, mask._shape, "masked_fill_") != self._shape:
         raise RuntimeError(f"masked_fill_: mask of shape {list(mask._shape)} can't be broadcast to self {list(self._shape)}")
@@ -560,6 +564,7 @@ def masked_scatter(input, mask, source):
 
 
 def masked_scatter_(self, mask, source):
+    """In-place :func:`masked_scatter`."""
     return self.copy_(masked_scatter(self, mask, source))
 
 
@@ -584,6 +589,7 @@ def nonzero(input, *, out=None, as_tuple: bool = False):
 
 
 def argwhere(input):
+    """The indices of the nonzero elements, as an [n, ndim] tensor."""
     return nonzero(input)
 
 

@@ -141,6 +141,7 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
 
 
 def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
+    """``beta * input + alpha * (mat @ vec)``."""
     p = _scaled(mv(mat, vec), alpha)
     r = p if beta == 0 else p + _scaled(input, beta)
     return r if out is None else write_out(out, r, "addmv")
@@ -313,6 +314,7 @@ def diag_embed(input, offset: int = 0, dim1: int = -2, dim2: int = -1):
 
 
 def diagflat(input, offset=0):
+    """The flattened ``input`` as the ``offset``-th diagonal of a square matrix."""
     return diag(input.reshape(-1), offset)
 
 

@@ -136,9 +136,9 @@ def _prod_bw(ctx, g):
     xp = x.permute(perm)
     flat = xp.reshape(xp._shape[:len(keep)] + (-1,))
     ones = flat.narrow(-1, 0, 1) * 0 + 1
-    left = cumprod(cat_([ones, flat.narrow(-1, 0, flat._shape[-1] - 1)], -1), -1)
-    rflat = flip(flat, (-1,))
-    right = flip(cumprod(cat_([ones, rflat.narrow(-1, 0, rflat._shape[-1] - 1)], -1), -1), (-1,))
+    left = cumprod(_cat([ones, flat.narrow(-1, 0, flat._shape[-1] - 1)], -1), -1)
+    rflat = _flip(flat, (-1,))
+    right = _flip(cumprod(_cat([ones, rflat.narrow(-1, 0, rflat._shape[-1] - 1)], -1), -1), (-1,))
     others = (left * right).reshape(xp._shape).permute(_inv(perm))
     return (gx * others,)
 
@@ -150,14 +150,14 @@ def _inv(p):
     return r
 
 
-def cat_(ts, dim):
+def _cat(ts, dim):
     from .shape import cat
     return cat(ts, dim)
 
 
-def flip(x, dims):
-    from .shape import flip as _flip
-    return _flip(x, dims)
+def _flip(x, dims):
+    from .shape import flip
+    return flip(x, dims)
 
 
 _PROD = register_op("prod", primitive=True, group="reduce", backward=_prod_bw)
@@ -720,6 +720,7 @@ def cumsum(input, dim, *, dtype=None, out=None):
 
 
 def cumsum_(self, dim, *, dtype=None):
+    """In-place :func:`cumsum`."""
     return self.copy_(cumsum(self, dim, dtype=dtype))
 
 
@@ -777,6 +778,7 @@ def cumprod(input, dim, *, dtype=None, out=None):
 
 
 def cumprod_(self, dim, *, dtype=None):
+    """In-place :func:`cumprod`."""
     return self.copy_(cumprod(self, dim, dtype=dtype))
 
 

@@ -155,12 +155,14 @@ def flip(input, dims):
 
 
 def fliplr(input):
+    """Reverse the columns (dim 1) of a tensor of at least 2 dims."""
     if input.dim() < 2:
         raise RuntimeError("Input must be >= 2-d.")
     return flip(input, (1,))
 
 
 def flipud(input):
+    """Reverse the rows (dim 0)."""
     if input.dim() < 1:
         raise RuntimeError("Input must be >= 1-d.")
     return flip(input, (0,))
@@ -220,6 +222,7 @@ def repeat(input, *sizes):
 
 
 def tile(input, dims):
+    """Repeat the tensor ``dims`` times per dim (missing leading dims count as 1)."""
     dims = tuple(dims)
     if len(dims) < input.dim():
         dims = (1,) * (input.dim() - len(dims)) + dims
@@ -291,20 +294,24 @@ def triu(input, diagonal: int = 0, *, out=None):
 
 
 def tril_(self, diagonal=0):
+    """In-place :func:`tril`."""
     return self.copy_(tril(self, diagonal))
 
 
 def triu_(self, diagonal=0):
+    """In-place :func:`triu`."""
     return self.copy_(triu(self, diagonal))
 
 
 def tril_indices(row, col, offset=0, *, dtype=None, device=None):
+    """The [2, n] indices of the lower triangle of a row x col matrix (on and below ``offset``)."""
     from .. import _factory
     idx = [(i, j) for i in range(row) for j in range(col) if j - i <= offset]
     return _factory.tensor([[i for i, _ in idx], [j for _, j in idx]], dtype=dtype or D.int64, device=device).reshape(2, len(idx))
 
 
 def triu_indices(row, col, offset=0, *, dtype=None, device=None):
+    """The [2, n] indices of the upper triangle of a row x col matrix (on and above ``offset``)."""
     from .. import _factory
     idx = [(i, j) for i in range(row) for j in range(col) if j - i >= offset]
     return _factory.tensor([[i for i, _ in idx], [j for _, j in idx]], dtype=dtype or D.int64, device=device).reshape(2, len(idx))
@@ -343,11 +350,13 @@ def broadcast_tensors(*tensors):
 
 
 def broadcast_shapes(*shapes):
+    """The shape that ``shapes`` broadcast to, as an ``ember.Size``."""
     from .._tensor import Size
     return Size(U.broadcast_all([(s,) if isinstance(s, int) else tuple(s) for s in shapes], "broadcast_shapes"))
 
 
 def block_diag(*tensors):
+    """A block-diagonal matrix of the given tensors."""
     from . import zeros
     ts = [t.reshape(1, -1) if t.dim() == 1 else t.reshape(1, 1) if t.dim() == 0 else t for t in tensors]
     R = sum(t._shape[0] for t in ts)

@@ -33,6 +33,7 @@ def _numel(shape) -> int:
 
 
 def infer_size(shape, numel: int, op: str = "view") -> tuple:
+    """``shape`` with its one -1 replaced to hold ``numel`` elements (refused otherwise)."""
     shape = list(shape)
     neg = None
     known = 1
@@ -142,10 +143,12 @@ def reshape(self: Tensor, *shape) -> Tensor:
 
 
 def view_as(self, other):
+    """:func:`view` with ``other``'s shape."""
     return view(self, other._shape)
 
 
 def reshape_as(self, other):
+    """:func:`reshape` to ``other``'s shape."""
     return reshape(self, other._shape)
 
 
@@ -222,10 +225,12 @@ def expand(self: Tensor, *sizes) -> Tensor:
 
 
 def expand_as(self, other):
+    """:func:`expand` to ``other``'s shape."""
     return expand(self, other._shape)
 
 
 def broadcast_to(input, size):
+    """:func:`expand` to ``size`` (a view; -1 keeps a size)."""
     return expand(input, *size) if not isinstance(size, int) else expand(input, size)
 
 
@@ -287,6 +292,7 @@ def t(input: Tensor) -> Tensor:
 
 
 def adjoint(input):
+    """The last two dims swapped (a view; ember has no complex dtypes to conjugate)."""
     return transpose(input, -2, -1)
 
 
@@ -526,6 +532,7 @@ def as_strided_(self: Tensor, size, stride, storage_offset=None) -> Tensor:
 
 
 def alias(input: Tensor) -> Tensor:
+    """A view of the whole tensor."""
     return _view_of(_VIEW, input, input._shape, input._stride, input._offset, (input, input._shape))
 
 
@@ -560,6 +567,7 @@ def _viewable(x, d, sizes):
 
 
 def ravel(input):
+    """The flattened tensor (a view when the strides allow it)."""
     return reshape(input, (-1,))
 
 
@@ -635,23 +643,28 @@ def unbind(input: Tensor, dim: int = 0):
 
 
 def hsplit(input, sections):
+    """:func:`tensor_split` along dim 1 (dim 0 for 1-D tensors)."""
     return tensor_split(input, sections, 1 if input.dim() > 1 else 0)
 
 
 def vsplit(input, sections):
+    """:func:`tensor_split` along dim 0."""
     return tensor_split(input, sections, 0)
 
 
 def dsplit(input, sections):
+    """:func:`tensor_split` along dim 2."""
     return tensor_split(input, sections, 2)
 
 
 def atleast_1d(*ts):
+    """Each tensor with at least 1 dim (0-d ones become shape (1,))."""
     r = tuple(reshape(t, (1,)) if t.dim() == 0 else t for t in _flat_args(ts))
     return r[0] if len(r) == 1 else r
 
 
 def atleast_2d(*ts):
+    """Each tensor with at least 2 dims."""
     def f(t):
         if t.dim() == 0:
             return reshape(t, (1, 1))
@@ -663,6 +676,7 @@ def atleast_2d(*ts):
 
 
 def atleast_3d(*ts):
+    """Each tensor with at least 3 dims."""
     def f(t):
         if t.dim() == 0:
             return reshape(t, (1, 1, 1))
