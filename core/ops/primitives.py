@@ -4,9 +4,10 @@ Kernels receive arguments already validated by the op front ends: tensors of one
 backend's own), broadcast-compatible shapes, and the dtypes stated below. They return new
 tensors (any strides; contiguous is typical) built with ``ember.backend.make_tensor``. A
 kernel named in the backend's ``out_kernels`` also accepts ``out=`` (a tensor to write into,
-which may alias an input). Kernels that read indices must raise ``IndexError`` for any index
+which may alias an input). Kernels that read indices must raise
+``ember.backend.IndexOutOfRangeError`` (an ``IndexError`` and a ``RuntimeError``) for any index
 out of range, negative ones included (the front ends have already wrapped the indices PyTorch
-allows to be negative); they never read or write outside a buffer.
+allows to be negative), before writing anything; they never read or write outside a buffer.
 """
 
 # Runtime verbs are methods of ember.backend.Backend, not kernels:
@@ -35,10 +36,11 @@ BINARY = ("add", "sub", "mul", "div", "pow", "maximum", "minimum", "fmod", "atan
 # Ternary: where(cond: bool tensor, a, b) with a, b tensors or scalars of one dtype, broadcast.
 TERNARY = ("where",)
 
-# Reductions over a sorted tuple of dims (all dims when empty is never passed: the front end
-# passes every dim), with keepdim; the result keeps the input dtype (the front ends cast ints to
-# int64 before sum/prod). argmax/argmin take one dim or None (the flattened tensor) and give
-# int64 with the first index of ties; cumsum(x, dim) keeps the dtype.
+# Reductions over a sorted tuple of dims (the front end passes every dim for a full reduction,
+# and () for a 0-d tensor), with keepdim; the result keeps the input dtype, integers included (the
+# front ends cast ints to int64 before sum/prod unless the user asked for a dtype). argmax/argmin
+# take one dim or None (the flattened tensor) and give int64 with the first index of ties (a NaN
+# counts as the maximum); cumsum(x, dim) keeps the dtype.
 REDUCE = ("sum", "prod", "amax", "amin", "argmax", "argmin", "cumsum")
 
 # matmul(a, b): numpy matmul semantics (1-D operands promoted, batch dims broadcast), one dtype.
