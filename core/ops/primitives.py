@@ -39,8 +39,8 @@ TERNARY = ("where",)
 # Reductions over a sorted tuple of dims (the front end passes every dim for a full reduction,
 # and () for a 0-d tensor), with keepdim; the result keeps the input dtype, integers included (the
 # front ends cast ints to int64 before sum/prod unless the user asked for a dtype). argmax/argmin
-# take one dim or None (the flattened tensor) and give int64 with the first index of ties (a NaN
-# counts as the maximum); cumsum(x, dim) keeps the dtype.
+# take one dim or None (the flattened tensor) and give int64 with the first index of ties (the
+# first NaN wins for both, as in PyTorch); cumsum(x, dim) keeps the dtype.
 REDUCE = ("sum", "prod", "amax", "amin", "argmax", "argmin", "cumsum")
 
 # matmul(a, b): numpy matmul semantics (1-D operands promoted, batch dims broadcast), one dtype.
