@@ -724,3 +724,11 @@ def test_small_cnn_trains(device):
     with ember.no_grad():
         a, b = model(x), model(x)
     assert_close(a, b.numpy(force=True))
+
+
+def test_out_of_range_targets_raise_index_error(device):
+    x = ember.zeros(2, 5, device=device)
+    for bad in (7, -3):
+        with pytest.raises(IndexError):
+            F.cross_entropy(x, ember.tensor([1, bad], device=device))
+    assert F.nll_loss(x, ember.tensor([1, -100], device=device)).item() == 0.0  # ignore_index is skipped
