@@ -63,7 +63,8 @@ def __getattr__(name):
         mod = _importlib.import_module("ember.serialization")
         if hasattr(mod, name):
             return getattr(mod, name)
-    raise AttributeError(f"module 'ember' has no attribute {name!r}")
+    from ._registry_hooks import plugin_attr  # an op a plugin registers (ember.rms_norm), before plugins were loaded
+    return plugin_attr(__name__, name)
 
 
 def is_tensor(obj) -> bool:

@@ -217,3 +217,39 @@ def test_plugin_registers_an_op_with_meta_decomposition_and_backward():
     finally:
         _plugins.unregister_plugin(name)
     assert not hasattr(ember, "scaled_square")
+
+
+def test_registered_plugin_context_manager_is_the_public_way_to_register_in_process():
+    from ember.testing import registered_plugin
+
+    class Half(ember.optim.SGD):
+        pass
+
+    class OptPlugin:
+        @ember.hookimpl
+        def ember_register_optimizers(self, register):
+            register(Half, name="HalfSGD")
+
+    with registered_plugin(OptPlugin(), name="half-sgd") as name:
+        assert name == "half-sgd" and ember.optim.HalfSGD is Half
+    with pytest.raises(AttributeError, match="HalfSGD"):
+        ember.optim.HalfSGD
+
+
+def test_plugin_op_is_reachable_right_after_import(tmp_path):
+    src = textwrap.dedent("""
+        import ember
+        @ember.hookimpl
+        def ember_register_ops(register):
+            register("twice_plus_one", decomposition=lambda x: x * 2 + 1)
+    """)
+    _write_dist(tmp_path, "ember_twice", src, "ember_twice")
+    r = run_py("""
+        import ember
+        from ember.ops import twice_plus_one
+        print(twice_plus_one is ember.twice_plus_one, ember.twice_plus_one(ember.ones(2)).tolist())
+        import ember as e2
+        print(hasattr(e2, 'no_such_op'), hasattr(e2.ops, 'no_such_op'))
+    """, {"PYTHONPATH": str(tmp_path)})
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["True", "[3.0,", "3.0]", "False", "False"]

@@ -53,3 +53,8 @@ globals().update(_exports)
 getitem = _indexing.getitem
 setitem = _indexing.setitem
 __all__ = sorted(n for n in _exports if not n.startswith("_"))
+
+
+def __getattr__(name: str):
+    from .._registry_hooks import plugin_attr  # an op a plugin registers, before plugins were loaded
+    return plugin_attr(__name__, name)

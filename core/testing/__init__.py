@@ -17,6 +17,7 @@ import numpy as np
 
 from .helpers import (BackendCase, assert_close, backend_tolerance, check_grad, check_once, check_op, layouts,
                       make_tensor, reference_inputs, repro)
+from .plugins import registered_plugin
 
 __all__ = ["assert_close", "make_tensor", "check_op", "check_once", "check_grad", "layouts", "repro", "reference_inputs",
-           "backend_tolerance", "BackendCase", "np"]
+           "backend_tolerance", "BackendCase", "registered_plugin", "np"]

@@ -258,9 +258,8 @@ def assert_close(actual, expected, *, rtol=None, atol=None, equal_nan=True, msg=
         a = to_numpy64(actual)
     else:
         a = np.asarray(actual)
-    e = np.asarray(expected)
-    if isinstance(expected, ember.Tensor):
-        e = to_numpy64(expected)
+    # an expected tensor may live on a device numpy can't read directly
+    e = to_numpy64(expected) if isinstance(expected, ember.Tensor) else np.asarray(expected)
     if a.shape != e.shape:
         raise AssertionError(f"shape mismatch: got {a.shape}, expected {e.shape}\n{msg}")
     if a.dtype == np.bool_ or e.dtype == np.bool_ or a.dtype.kind in "iu" and e.dtype.kind in "iub":
