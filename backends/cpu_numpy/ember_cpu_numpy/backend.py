@@ -471,17 +471,25 @@ def k_min_dim(x, d, keepdim):
     return (wrap(v, x._device), wrap(i.astype(np.int64, copy=False), x._device))
 
 
-def k_var(x, dims, correction, keepdim):
-    a = nd(x)
-    acc = _sum_dtype(a)
+def _var(a, dims, correction, keepdim):
     n = 1
     for d in dims:
         n *= a.shape[d]
-    r = np.var(a, axis=dims, ddof=0, keepdims=keepdim, dtype=acc)  # sum of squares / n
+    r = np.var(a, axis=_axes(a, dims), ddof=0, keepdims=keepdim, dtype=_sum_dtype(a))  # sum of squares / n
     if n:
         denom = n - correction
         r = r * (n / denom) if denom > 0 else r * n / 0.0  # no degrees of freedom: inf or nan
-    return wrap(np.asarray(r).astype(a.dtype, copy=False), x._device)
+    return np.asarray(r)
+
+
+def k_var(x, dims, correction, keepdim):
+    a = nd(x)
+    return wrap(_var(a, dims, correction, keepdim).astype(a.dtype, copy=False), x._device)
+
+
+def k_std(x, dims, correction, keepdim):
+    a = nd(x)  # the root is taken before 16-bit floats are rounded: one rounding, not two
+    return wrap(np.sqrt(_var(a, dims, correction, keepdim)).astype(a.dtype, copy=False), x._device)
 
 
 def k_mean(x, dims, keepdim):
@@ -567,7 +575,7 @@ def make_kernels(xp=np) -> dict:
         # fast paths for composites
         "_to_copy": k_to_copy, "clone": k_clone, "clamp": k_clamp, "cat": k_cat, "index_select": k_index_select,
         "index": k_index, "index_put": k_index_put, "flip": k_flip, "max_dim": k_max_dim, "min_dim": k_min_dim,
-        "var": k_var, "mean": k_mean, "searchsorted": k_searchsorted, "floor_divide": _binary(_floor_divide),
+        "var": k_var, "std": k_std, "mean": k_mean, "searchsorted": k_searchsorted, "floor_divide": _binary(_floor_divide),
         "remainder": _binary(_remainder), "scatter": k_scatter, "scatter_reduce": k_scatter_reduce, "cumprod": k_cumprod,
         "exp2": _unary(xp.exp2), "expm1": _unary(xp.expm1), "log2": _unary(xp.log2),
         "log10": _unary(xp.log10), "log1p": _unary(xp.log1p), "tan": _unary(xp.tan),
