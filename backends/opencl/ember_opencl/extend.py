@@ -1,0 +1,85 @@
+r"""The public API for plugins that add OpenCL C kernels to the opencl backend.
+
+A plugin registers a kernel with ``ember_register_kernels(backend, register)`` when
+``backend == "opencl"`` and imports this module inside that hook (the backend, and pyopencl,
+are loaded by then). A kernel receives ember tensors on one opencl device, already validated
+by the op's front end, and returns new tensors. Everything else in ``ember_opencl`` is
+internal and may change; this module keeps its names and meanings.
+
+A kernel in a few lines (``backends/opencl/tests/test_extend.py`` runs this one)::
+
+    from ember_opencl import extend as cl
+
+    def k_scale(x, alpha):                      # out = alpha * x, for a contiguous x
+        dev, t = cl.device_of(x), cl.ctype(x.dtype)
+        src = (cl.preamble(t) + cl.meta_struct(3) +
+               f"__kernel void scale({t.ptr()} o, const {t.ptr()} x, const M m) {{\n"
+               f"  long i = get_global_id(0); if (i >= m.v[0]) return;\n"
+               f"  {t.store('o', 'i', cl.read_slot(2, t) + ' * ' + t.load('x', 'm.v[1] + i'))};\n}}\n")
+        k = dev.kernel(("my_plugin.scale", t.name), lambda: (src, "scale"))
+        out = cl.empty(x.shape, x.dtype, x.device)
+        n = x.numel()
+        cl.launch(dev, k, (cl.round_up(n, 64),), (64,), [out, x],
+                  [n, x.storage_offset(), cl.scalar_slot(alpha, t)])
+        return out
+
+Conventions: buffers are the kernel's first arguments, in the order given to :func:`launch`;
+its last argument is the by-value struct ``M`` (``long v[n]``, declared by :func:`meta_struct`)
+holding sizes, element offsets (``tensor.storage_offset()``; buffers are addressed in elements
+of their dtype) and scalars (:func:`scalar_slot` / :func:`read_slot`). 16-bit floats are stored
+as 16-bit words and computed in ``float`` (``ctype(dtype).ct``); a device may lack float64
+(``device_of(t).fp64``; the backend refuses float64 tensors there).
+"""
+from __future__ import annotations
+
+from .kernels.elementwise import cl_dev as _cl_dev
+from .kernels.elementwise import new_tensor as _new_tensor
+from .kernels.layout import round_up
+from .kernels.types import CT, T as _T, preamble, read_slot, scalar_slot
+from .runtime import CLDevice, OpenCLError, check, pack
+
+__all__ = ["CLDevice", "CT", "OpenCLError", "buffer", "check", "ctype", "device_of", "empty", "launch",
+           "meta_struct", "pack", "preamble", "read_slot", "round_up", "scalar_slot"]
+
+
+def device_of(tensor) -> CLDevice:
+    """The :class:`CLDevice` holding ``tensor``: ``kernel(key, make)`` compiles and caches a
+    program (``make()`` returns ``(source, kernel_name)``, called once per key and device),
+    ``fp64``/``fp16``, ``is_cpu``, ``max_wg`` (largest work-group), ``local_mem`` (bytes),
+    ``synchronize()``."""
+    return _cl_dev(tensor)
+
+
+def buffer(tensor):
+    """The ``pyopencl.Buffer`` under ``tensor``'s storage (index it from
+    ``tensor.storage_offset()``, in elements, with ``tensor.stride()``)."""
+    return tensor.untyped_storage()._data.cl
+
+
+def ctype(dtype) -> CT:
+    """The OpenCL C view of an ember dtype: ``st`` (storage type), ``ct`` (compute type),
+    ``ptr(qual="__global")`` (pointer type of a buffer), ``load(p, i)`` / ``store(p, i, v)``
+    (C expressions converting between the two), ``is_float``, ``size``."""
+    return _T(dtype)
+
+
+def empty(shape, dtype, device):
+    """A new contiguous, uninitialised opencl tensor (``device`` is an ember device)."""
+    from ember import _devices
+    dev = _devices.canonical(device)
+    return _new_tensor(dev._backend.cl(dev), tuple(shape), dtype, dev)
+
+
+def meta_struct(nvalues: int) -> str:
+    """The C declaration of the by-value argument struct ``M`` holding ``nvalues`` longs."""
+    return f"typedef struct {{ long v[{nvalues}]; }} M;\n"
+
+
+def launch(device: CLDevice, kernel, global_size: tuple, local_size, operands, meta) -> None:
+    """Queue ``kernel`` over ``global_size`` (``local_size`` a tuple, or None for the driver's
+    choice). ``operands`` are tensors (passed as their buffers) or ``pyopencl`` buffers, in the
+    kernel's argument order; ``meta`` is a list of ints, passed as the last argument ``M``. The
+    queue is in order: later ops see the results without waiting."""
+    bufs = tuple(x.untyped_storage()._data.cl if hasattr(x, "untyped_storage") else x for x in operands)
+    device.launch(kernel, tuple(global_size), None if local_size is None else tuple(local_size), bufs,
+                  pack(list(meta)))

@@ -1,0 +1,61 @@
+"""ember_opencl.extend, the public API for kernel plugins: the example of its docstring, run as a
+plugin kernel for a new op (through ember_register_ops / ember_register_kernels), on strided
+and 16-bit inputs."""
+import numpy as np
+import pytest
+
+import ember
+from ember.testing import registered_plugin
+
+ember_backends = ["opencl"]
+
+
+def k_scale(x, alpha):  # the module docstring's example, as written there
+    from ember_opencl import extend as cl
+    dev, t = cl.device_of(x), cl.ctype(x.dtype)
+    src = (cl.preamble(t) + cl.meta_struct(3) +
+           f"__kernel void scale({t.ptr()} o, const {t.ptr()} x, const M m) {{\n"
+           f"  long i = get_global_id(0); if (i >= m.v[0]) return;\n"
+           f"  {t.store('o', 'i', cl.read_slot(2, t) + ' * ' + t.load('x', 'm.v[1] + i'))};\n}}\n")
+    k = dev.kernel(("my_plugin.scale", t.name), lambda: (src, "scale"))
+    out = cl.empty(x.shape, x.dtype, x.device)
+    n = x.numel()
+    cl.launch(dev, k, (cl.round_up(n, 64),), (64,), [out, x],
+              [n, x.storage_offset(), cl.scalar_slot(alpha, t)])
+    return out
+
+
+class ScalePlugin:
+    calls = 0
+
+    @ember.hookimpl
+    def ember_register_ops(self, register):
+        def front(x, alpha):
+            return ember.ops.dispatch(self.op, x.device, (x.contiguous(), float(alpha)), (x,))
+        self.op = register("_extend_test_scale", front, decomposition=lambda x, a: x * a)
+
+    @ember.hookimpl
+    def ember_register_kernels(self, backend, register):
+        if backend == "opencl":
+            def kernel(x, alpha):
+                ScalePlugin.calls += 1
+                return k_scale(x, alpha)
+            register("_extend_test_scale", kernel)
+
+
+@pytest.mark.parametrize("dtype", [ember.float32, ember.float16, ember.bfloat16, ember.float64])
+def test_a_plugin_kernel_through_the_public_helpers(device, dtype):
+    from ember_opencl import extend as cl
+    if dtype is ember.float64 and not cl.device_of(ember.zeros(1, device=device)).fp64:
+        pytest.skip("the OpenCL device has no float64 (cl_khr_fp64)")
+    with registered_plugin(ScalePlugin(), name="extend-test"):
+        base = ember.arange(24, dtype=dtype, device=device).reshape(4, 6)
+        x = base[1:, ::2]  # a strided view with an offset: the front end makes it contiguous
+        before = ScalePlugin.calls
+        y = ember.ops._extend_test_scale(x, 0.5)
+        assert ScalePlugin.calls == before + 1
+        assert y.device == x.device and y.dtype is dtype and y.is_contiguous()
+        np.testing.assert_allclose(y.numpy(force=True).astype(np.float64),
+                                   0.5 * np.arange(24.0).reshape(4, 6)[1:, ::2])
+        assert isinstance(cl.buffer(y), type(cl.buffer(x)))
+    assert not hasattr(ember.ops, "_extend_test_scale")
