@@ -96,12 +96,39 @@ LAYERS = [
     ("mish", lambda nn: nn.Mish(), (r(3, 4),)),
     ("glu", lambda nn: nn.GLU(1), (r(3, 4),)),
     ("logsoftmax", lambda nn: nn.LogSoftmax(1), (r(3, 4),)),
+    ("softmin", lambda nn: nn.Softmin(0), (r(3, 4),)),
+    ("relu6_hswish", lambda nn: nn.Sequential(nn.ReLU6(), nn.Hardswish(), nn.Hardsigmoid()), (r(3, 4) * 4,)),
+    ("selu_elu", lambda nn: nn.Sequential(nn.SELU(), nn.ELU(0.5), nn.Threshold(0.1, -1.0)), (r(3, 4),)),
+    ("shrinks", lambda nn: nn.Sequential(nn.Tanhshrink(), nn.Softshrink(0.2), nn.Hardshrink(0.1)), (r(3, 4),)),
+    ("logsigmoid_softsign", lambda nn: nn.Sequential(nn.LogSigmoid(), nn.Softsign()), (r(3, 4),)),
+    ("rrelu_eval", lambda nn: nn.RReLU(), (r(3, 4),)),
+    ("trilinear", lambda nn: nn.Upsample(size=(3, 5, 4), mode="trilinear"), (r(1, 2, 2, 3, 3),)),
+    ("linear_ac", lambda nn: nn.Upsample(scale_factor=2.5, mode="linear", align_corners=True), (r(2, 2, 4),)),
+    ("nearest_exact3d", lambda nn: nn.Upsample(size=(3, 5, 2), mode="nearest-exact"), (r(1, 1, 2, 3, 4),)),
+    ("avgpool3d_ceil", lambda nn: nn.AvgPool3d(2, 2, 1, ceil_mode=True), (r(1, 2, 3, 4, 5),)),
+    ("maxpool3d", lambda nn: nn.MaxPool3d(2, (1, 2, 2), 1), (r(1, 2, 3, 4, 5),)),
+    ("adaptivemax3d", lambda nn: nn.AdaptiveMaxPool3d((2, 1, 3)), (r(1, 2, 3, 4, 5),)),
+    ("adaptiveavg1d", lambda nn: nn.AdaptiveAvgPool1d(4), (r(2, 3, 7),)),
+    ("convT3d", lambda nn: nn.ConvTranspose3d(2, 2, 2, stride=2), (r(1, 2, 2, 2, 3),)),
+    ("conv1d_replicate", lambda nn: nn.Conv1d(2, 3, 3, padding=2, padding_mode="replicate"), (r(2, 2, 6),)),
+    ("conv2d_unbatched", lambda nn: nn.Conv2d(2, 3, 2, stride=2), (r(2, 5, 5),)),
+    ("dropout_eval", lambda nn: nn.Sequential(nn.Dropout(0.4), nn.Dropout2d(0.3), nn.AlphaDropout(0.2)),
+     (r(2, 3, 4, 4),)),
+    ("channelshuffle", lambda nn: nn.ChannelShuffle(3), (r(2, 6, 2, 2),)),
+    ("pixelunshuffle", lambda nn: nn.PixelUnshuffle(2), (r(1, 2, 4, 6),)),
+    ("zeropad", lambda nn: nn.ZeroPad2d((1, 0, 2, 1)), (r(1, 2, 3, 3),)),
+    ("fold", lambda nn: nn.Fold((4, 5), (2, 3), padding=1, stride=(1, 2)), (r(2, 2 * 6, 5 * 3),)),
+    ("unfold", lambda nn: nn.Unfold((2, 3), dilation=(2, 1), padding=1, stride=2), (r(2, 2, 5, 6),)),
+    ("cosine_sim", lambda nn: nn.CosineSimilarity(1), (r(3, 4), r(4, 3).T.copy())),
+    ("pairwise", lambda nn: nn.PairwiseDistance(1.5), (r(3, 4), r(4, 3).T.copy())),
+    ("flatten_unflatten", lambda nn: nn.Sequential(nn.Flatten(0, 1), nn.Unflatten(0, (3, 2))), (r(2, 3, 4),)),
+    ("lppool1d", lambda nn: nn.LPPool1d(3, 2), (np.abs(r(1, 2, 6)) + 0.1,)),
 ]
 
 
 @pytest.mark.parametrize("name,build,inputs", LAYERS, ids=[x[0] for x in LAYERS])
 def test_layer_matches_torch(name, build, inputs):
-    _pair(build, *inputs)
+    _pair(build, *inputs, train=not name.endswith("_eval"))
 
 
 LOSSES = [
@@ -119,7 +146,55 @@ LOSSES = [
     ("multimargin", lambda nn: nn.MultiMarginLoss(p=2, margin=0.5), (r(4, 5), np.array([0, 4, 2, 1]))),
     ("multilabel_margin", lambda nn: nn.MultiLabelMarginLoss(), (r(2, 4), np.array([[3, 0, -1, 1], [1, 2, 3, 0]]))),
     ("softmargin", lambda nn: nn.SoftMarginLoss(), (r(3, 4), np.sign(r(4, 3).T.copy()))),
+    ("bce_w", lambda nn: nn.BCELoss(weight=torch.tensor([1.0, 2.0]) if nn is torch.nn else ember.tensor([1.0, 2.0])),
+     (np.abs(r(3, 2)) % 1 * 0.9 + 0.05, np.abs(r(2, 3).T.copy()) % 1)),
+    ("l1_sum", lambda nn: nn.L1Loss(reduction="sum"), (r(3, 4), r(4, 3).T.copy())),
+    ("mse_none", lambda nn: nn.MSELoss(reduction="none"), (r(3, 4), r(4, 3).T.copy())),
+    ("multilabel_soft", lambda nn: nn.MultiLabelSoftMarginLoss(), (r(3, 4), (r(4, 3).T > 0).astype(np.float32))),
+    ("nll_2d_weighted", lambda nn: nn.NLLLoss(weight=torch.tensor([0.5, 1.0, 2.0]) if nn is torch.nn else
+                                              ember.tensor([0.5, 1.0, 2.0])),
+     (r(2, 3, 2, 2), np.array([[[0, 1], [2, 2]], [[1, 0], [2, 1]]]))),
 ]
+
+
+def test_pair_and_triplet_losses_match_torch():
+    a, p, n = (r(4, 3), r(3, 4).T.copy(), r(6, 2).reshape(4, 3))
+    y = np.array([1.0, -1.0, -1.0, 1.0], dtype=np.float32)
+    cases = [
+        (lambda F, A, P, N, Y: F.triplet_margin_loss(A, P, N, margin=0.5, p=1.5, swap=True)),
+        (lambda F, A, P, N, Y: F.cosine_embedding_loss(A, P, Y, margin=0.2)),
+        (lambda F, A, P, N, Y: F.margin_ranking_loss(A[:, 0], P[:, 0], Y, margin=0.1)),
+        (lambda F, A, P, N, Y: F.hinge_embedding_loss(A, Y[:, None].expand(4, 3) if hasattr(Y, "expand") else Y)),
+        (lambda F, A, P, N, Y: F.gaussian_nll_loss(A, P, N.abs() + 0.1, full=True)),
+        (lambda F, A, P, N, Y: F.triplet_margin_with_distance_loss(A, P, N)),
+    ]
+    for f in cases:
+        ta, tp, tn = (torch.tensor(v, requires_grad=True) for v in (a, p, n))
+        ea, ep, en = (ember.tensor(v, requires_grad=True) for v in (a, p, n))
+        t = f(torch.nn.functional, ta, tp, tn, torch.tensor(y))
+        e = f(EF, ea, ep, en, ember.tensor(y))
+        _close(e, t)
+        t.backward()
+        e.backward()
+        for ev, tv in ((ea, ta), (ep, tp), (en, tn)):
+            if tv.grad is not None:
+                _close(ev.grad, tv.grad, rtol=1e-3, atol=1e-5)
+
+
+def test_embedding_bag_offsets_and_weights_match_torch():
+    w = torch.randn(7, 3)
+    idx = torch.tensor([1, 2, 4, 5, 4, 3, 2, 6])
+    offs = torch.tensor([0, 3, 3, 6])
+    psw = torch.rand(8)
+    for mode, kw in (("sum", {"per_sample_weights": psw}), ("mean", {}), ("max", {}), ("sum", {"padding_idx": 4}),
+                     ("mean", {"include_last_offset": True})):
+        o = torch.tensor([0, 3, 3, 8]) if kw.get("include_last_offset") else offs
+        t = torch.nn.functional.embedding_bag(idx, w, o, mode=mode, **kw)
+        ekw = {k: (_e(v) if isinstance(v, torch.Tensor) else v) for k, v in kw.items()}
+        e = EF.embedding_bag(ember.tensor(idx.numpy()), _e(w), ember.tensor(o.numpy()), mode=mode, **ekw)
+        _close(e, t)
+    with pytest.raises(ValueError, match="last offset must equal the number of indices"):
+        EF.embedding_bag(ember.tensor(idx.numpy()), _e(w), ember.tensor(offs.numpy()), include_last_offset=True)
 
 
 @pytest.mark.parametrize("name,build,inputs", LOSSES, ids=[x[0] for x in LOSSES])

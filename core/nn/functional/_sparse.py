@@ -108,13 +108,19 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
         if offs.numel() and int(offs[0]) != 0:
             raise RuntimeError(f"embedding_bag: offsets[0] has to be 0, i.e., the first sequence in the mini-batch has "
                                f"to start from position 0. However, got {int(offs[0])}")
+        flat = idx
+        psw = per_sample_weights
         if include_last_offset:
+            # the last offset is the number of indices (PyTorch's contract; PyTorch does not check
+            # it and averages wrongly when it differs: refuse instead)
+            end = int(offs[-1]) if offs.numel() else 0
+            if end != flat.numel():
+                raise ValueError(f"embedding_bag: with include_last_offset=True the last offset must equal the "
+                                 f"number of indices ({flat.numel()}), got {end}")
             offs = offs[:-1]
         B = offs.numel()
-        flat = idx
         pos = _factory.arange(flat.numel(), device=dev)
         bag = _ops.searchsorted(offs, pos, right=True) - 1
-        psw = per_sample_weights
     else:
         raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension {idx.dim()}")
     _check_range("embedding_bag", flat, num)
@@ -128,7 +134,7 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
     if mode == "max":
         # a dense (bags, longest bag) layout, -inf where a bag is shorter (or at padding_idx)
         starts = _bag_starts(idx, offsets, include_last_offset)
-        ends = starts[1:] + [flat.numel()]
+        ends = starts[1:] + [flat.numel()]  # flat already ends at the last offset
         longest = max([e - s for s, e in zip(starts, ends)] + [1])
         pos = [[min(s + j, max(e - 1, 0)) for j in range(longest)] for s, e in zip(starts, ends)]
         valid = [[s + j < e for j in range(longest)] for s, e in zip(starts, ends)]
