@@ -51,10 +51,14 @@ def cl_dev(t: Tensor):
     return t._storage._data.dev
 
 
+# operand names in expressions (fused kernels take up to seven)
+NAMES = ("a", "b", "c", "d", "e", "f", "h")
+
+
 def _source(key, expr: str, ot, kinds: tuple, layout: str, R: int, needs_err: bool, nv: int, helpers: str):
     """OpenCL C for one elementwise kernel. ``kinds[k]`` is ``('t', CT)`` for a tensor operand
     or ``('s', CT)`` for a scalar (read from meta)."""
-    names = "abc"
+    names = NAMES
     ntens = sum(1 for k in kinds if k[0] == "t")
     params = [f"{ot.ptr()} o"]
     tidx = 0

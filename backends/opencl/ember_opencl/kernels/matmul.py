@@ -61,16 +61,15 @@ def _nn_src(t, RB, nv, TM, VW):
              _batch_code(RB),
              "  long sam = m.v[6], sak = m.v[7], sbk = m.v[8];",
              "  long co = (bt * Mr + i0) * N + n0;",
-             f"  if (i0 + {TM} <= Mr && n0 + {VW} <= N) {{",
+             f"  if (n0 + {VW} <= N) {{  /* rows past the end read the last row and are not stored */",
              "    " + " ".join(f"{vt} acc{r} = 0;" for r in range(TM)),
              "    const __global " + ct + "* pb = b + bo + n0;",
-             "    const __global " + ct + "* pa = a + ao + i0 * sam;",
+             "    " + " ".join(f"const __global {ct}* pa{r} = a + ao + min(i0 + {r}, Mr - 1) * sam;" for r in range(TM)),
              "    for (long k = 0; k < K; ++k) {",
              f"      {vt} bv = vload{VW}(0, pb); pb += sbk;",
-             "      " + " ".join(f"acc{r} = fma(({vt})(pa[{r} * sam]), bv, acc{r});" for r in range(TM)),
-             "      pa += sak;",
+             "      " + " ".join(f"acc{r} = fma(({vt})(*pa{r}), bv, acc{r}); pa{r} += sak;" for r in range(TM)),
              "    }",
-             "    " + " ".join(f"vstore{VW}(acc{r}, 0, c + co + {r} * N);" for r in range(TM)),
+             "    " + " ".join(f"if (i0 + {r} < Mr) vstore{VW}(acc{r}, 0, c + co + {r} * N);" for r in range(TM)),
              "    return;",
              "  }",
              f"  for (long r = 0; r < {TM} && i0 + r < Mr; ++r)",
@@ -94,31 +93,24 @@ def _nt_src(t, RB, nv, TM, TN, VW):
              _batch_code(RB),
              "  long sam = m.v[6], sbn = m.v[9];",
              "  long co = (bt * Mr + i0) * N + n0;",
-             f"  if (i0 + {TM} <= Mr && n0 + {TN} <= N) {{",
-             "    " + " ".join(f"{vt} acc{r}_{q} = 0;" for r in range(TM) for q in range(TN)),
-             f"    long K8 = K / {VW} * {VW}; long k = 0;",
-             f"    for (; k < K8; k += {VW}) {{",
-             "      " + " ".join(f"{vt} a{r} = vload{VW}(0, a + ao + (i0 + {r}) * sam + k);" for r in range(TM)),
-             "      " + " ".join(f"{vt} b{q} = vload{VW}(0, b + bo + (n0 + {q}) * sbn + k);" for q in range(TN)),
-             "      " + " ".join(f"acc{r}_{q} = fma(a{r}, b{q}, acc{r}_{q});" for r in range(TM) for q in range(TN)),
-             "    }",
+             "  /* rows and columns past the end read the last one and are not stored */",
+             "  " + " ".join(f"const __global {ct}* pa{r} = a + ao + min(i0 + {r}, Mr - 1) * sam;" for r in range(TM)),
+             "  " + " ".join(f"const __global {ct}* pb{q} = b + bo + min(n0 + {q}, N - 1) * sbn;" for q in range(TN)),
+             "  " + " ".join(f"{vt} acc{r}_{q} = 0;" for r in range(TM) for q in range(TN)),
+             f"  long K8 = K / {VW} * {VW}; long k = 0;",
+             f"  for (; k < K8; k += {VW}) {{",
+             "    " + " ".join(f"{vt} a{r} = vload{VW}(0, pa{r} + k);" for r in range(TM)),
+             "    " + " ".join(f"{vt} b{q} = vload{VW}(0, pb{q} + k);" for q in range(TN)),
+             "    " + " ".join(f"acc{r}_{q} = fma(a{r}, b{q}, acc{r}_{q});" for r in range(TM) for q in range(TN)),
+             "  }",
              ]
     for r in range(TM):
         for q in range(TN):
             terms = " + ".join(f"acc{r}_{q}.s{j:x}" for j in range(VW))
-            lines.append(f"    {{ {ct} s = {terms};")
-            lines.append(f"      for (long kk = k; kk < K; ++kk) s = fma(a[ao + (i0 + {r}) * sam + kk], "
-                         f"b[bo + (n0 + {q}) * sbn + kk], s);")
-            lines.append(f"      c[co + {r} * N + {q}] = s; }}")
-    lines += ["    return;",
-              "  }",
-              f"  for (long r = 0; r < {TM} && i0 + r < Mr; ++r)",
-              f"    for (long q = 0; q < {TN} && n0 + q < N; ++q) {{",
-              f"      {ct} s = 0;",
-              "      for (long k = 0; k < K; ++k) s = fma(a[ao + (i0 + r) * sam + k], b[bo + (n0 + q) * sbn + k], s);",
-              "      c[co + r * N + q] = s;",
-              "    }",
-              "}"]
+            lines.append(f"  if (i0 + {r} < Mr && n0 + {q} < N) {{ {ct} s = {terms};")
+            lines.append(f"    for (long kk = k; kk < K; ++kk) s = fma(pa{r}[kk], pb{q}[kk], s);")
+            lines.append(f"    c[co + {r} * N + {q}] = s; }}")
+    lines += ["}"]
     return "\n".join(lines) + "\n", "mm"
 
 

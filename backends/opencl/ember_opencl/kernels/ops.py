@@ -163,8 +163,8 @@ BINARY = {
     "bitwise_xor": _same("a ^ b"),
     # fast paths for composites
     "hypot": _float_only(lambda t: "hypot(a, b)"),
-    "fmax": _float_only(lambda t: "fmax(a, b)"),
-    "fmin": _float_only(lambda t: "fmin(a, b)"),
+    "fmax": lambda t: ("fmax(a, b)", t, False) if t.is_float else ("(a > b ? a : b)", t, False),
+    "fmin": lambda t: ("fmin(a, b)", t, False) if t.is_float else ("(a < b ? a : b)", t, False),
 }
 
 

@@ -41,9 +41,9 @@ class CT:
 
     def store(self, p: str, i: str, v: str) -> str:
         if self.f16:
-            return f"vstore_half_rte({v}, {i}, {p})"
+            return f"vstore_half_rte((float)({v}), {i}, {p})"
         if self.bf16:
-            return f"{p}[{i}] = f2bf({v})"
+            return f"{p}[{i}] = f2bf((float)({v}))"
         if self.is_bool:
             return f"{p}[{i}] = (uchar)(({v}) != 0)"
         return f"{p}[{i}] = {v}"
