@@ -38,7 +38,7 @@ def test_sys_exit_under_the_launcher_ends_the_job_with_its_status():
 def test_a_timeout_given_to_init_process_group_is_enforced():
     r = mpiexec("faults.py", "timeout", timeout=60)
     assert r.returncode != 0, r
-    assert "did not complete within 1.0 s" in r.stderr and r.elapsed < 6, r
+    assert "did not complete within 1.0 s" in r.stderr and r.elapsed < 25, r  # rank 1 would sleep 30 s
 
 
 def test_plain_python_is_a_one_process_world():

@@ -12,7 +12,7 @@ mode = sys.argv[1]
 dist.init_process_group(timeout=timedelta(seconds=1) if mode == "timeout" else None)
 if dist.get_rank() == 1:
     if mode == "timeout":
-        time.sleep(6)
+        time.sleep(30)  # rank 0 gives up long before
     time.sleep(0.2)  # rank 0 is inside all_reduce by now
     if mode == "raise":
         raise ValueError("rank 1 failed on purpose")
