@@ -310,6 +310,23 @@ def _pool_view(a, kernel, stride, padding, dilation, out_sp, fill):
     return _windows(xp, kernel, dilation, stride, out_sp)  # (N, C, *k, *out)
 
 
+def _max_pool_2x2(a, in_sp, out_sp):
+    """2x2 windows, stride 2, no padding: a tournament of three maximums."""
+    oh, ow = out_sp
+    x = a[:, :, :2 * oh, :2 * ow]
+    x00, x01, x10, x11 = x[:, :, 0::2, 0::2], x[:, :, 0::2, 1::2], x[:, :, 1::2, 0::2], x[:, :, 1::2, 1::2]
+    top = np.maximum(x00, x01)
+    bot = np.maximum(x10, x11)
+    vals = np.maximum(top, bot)
+    W = in_sp[1]
+    right_top = (x01 > x00).astype(np.int64)  # column offset of each row's winner
+    right_bot = (x11 > x10).astype(np.int64)
+    below = bot > top
+    off = right_top + below * (W + right_bot - right_top)  # arithmetic: numpy's where is slow on random masks
+    base = (np.arange(oh, dtype=np.int64)[:, None] * (2 * W) + np.arange(ow, dtype=np.int64)[None, :] * 2)
+    return vals, base + off
+
+
 def _max_pool_small(work, kernel, stride, padding, dilation, in_sp, out_sp, fill):
     """Running max over the K window offsets (K strided passes; no window copy, no argmax)."""
     nsp = len(kernel)
@@ -356,7 +373,11 @@ def k_max_pool(x, kernel, stride, padding, dilation, ceil_mode):
     # small windows without NaN: a running max over the window offsets (NaN inputs take the
     # argmax path below, which propagates NaN as PyTorch does)
     if _prod(kernel) <= 64:
-        vals, flat = _max_pool_small(work, kernel, stride, padding, dilation, in_sp, out_sp, fill)
+        if (kernel == (2, 2) and stride == (2, 2) and padding == (0, 0) and dilation == (1, 1)
+                and 2 * out_sp[0] <= in_sp[0] and 2 * out_sp[1] <= in_sp[1]):  # no ceil-mode partial window
+            vals, flat = _max_pool_2x2(work, in_sp, out_sp)
+        else:
+            vals, flat = _max_pool_small(work, kernel, stride, padding, dilation, in_sp, out_sp, fill)
         if not (work.dtype.kind == "f" and np.isnan(vals.max())):  # NaN windows: indices from argmax below
             return wrap(_back(vals, a.dtype), x._device), wrap(np.ascontiguousarray(flat), x._device)
     win = _pool_view(work, kernel, stride, padding, dilation, out_sp, fill)

@@ -144,7 +144,9 @@ def _adaptive_avg(op, nsp, input, output_size):
     x, batched = _batched(op, input, nsp)
     out = _adaptive_sizes(op, nsp, x, output_size)
     sp = x.shape[2:]
-    if all(sp[i] % out[i] == 0 for i in range(nsp)):
+    if all(o == 1 for o in out):  # global average pooling: a mean (its gradient is a broadcast)
+        r = x.mean(tuple(range(2, 2 + nsp)), keepdim=True)
+    elif all(sp[i] % out[i] == 0 for i in range(nsp)):
         k = tuple(sp[i] // out[i] for i in range(nsp))
         r = _nnops._avg_pool(x, k, k, (0,) * nsp, False, True, None) if any(v > 1 for v in k) else x
     else:
