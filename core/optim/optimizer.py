@@ -150,7 +150,11 @@ class Optimizer:
     groups, each with ``"params"`` and any per-group option); ``defaults`` holds the options a
     group does not give. Subclasses implement :meth:`step` (usually decorated with nothing: the
     hooks are added automatically) and may define ``_validate(group)`` to check hyperparameters
-    and ``_state_shape_keys`` (state entries shaped like their parameter).
+    and ``_state_shape_keys`` (state entries shaped like their parameter). A wrapper that shares
+    another optimizer's groups instead of calling ``Optimizer.__init__`` calls ``self._init_hooks()``
+    so that hooks can be registered on it; an override of ``state_dict``/``load_state_dict`` runs
+    the hooks in ``_optimizer_state_dict_pre_hooks`` / ``_post_hooks`` and
+    ``_optimizer_load_state_dict_pre_hooks`` / ``_post_hooks`` (PyTorch's names) as the base does.
 
     Example::
 
