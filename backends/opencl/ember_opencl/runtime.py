@@ -206,6 +206,10 @@ _CACHE_DIR = os.environ.get("EMBER_OPENCL_CACHE", os.path.join(os.path.expanduse
 BUILD_OPTIONS = "-cl-mad-enable"
 
 
+#: how programs were obtained in this process (for tests and for ``ember_opencl.runtime.stats``)
+stats = {"source_builds": 0, "binary_loads": 0, "kernels": 0}
+
+
 def cache_dir() -> str | None:
     """Where compiled programs are kept (``EMBER_OPENCL_CACHE``; ``0`` or empty disables)."""
     d = _CACHE_DIR
@@ -355,6 +359,7 @@ class CLDevice:
                     src, name = make()
                     k = self.build(src, name)
                     self._kernels[key] = k
+                    stats["kernels"] += 1
         return k
 
     def build(self, src: str, name: str):
@@ -372,10 +377,12 @@ class CLDevice:
                     binary = f.read()
                 prg = _cl._Program(self.ctx, [self.device], [binary])
                 prg.build(BUILD_OPTIONS.encode(), [self.device])
+                stats["binary_loads"] += 1
                 return prg
             except (OSError, cl.Error):
                 pass  # not cached yet, or written by another driver version: rebuild from source
         prg = _cl._Program(self.ctx, src)
+        stats["source_builds"] += 1
         try:
             prg.build(BUILD_OPTIONS.encode(), [self.device])
         except cl.Error as e:

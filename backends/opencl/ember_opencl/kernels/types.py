@@ -78,10 +78,8 @@ def cast(v: str, src: CT, dst: CT) -> str:
         return v
     if dst.is_bool:
         return f"((uchar)(({v}) != 0))"
-    if src.is_float and not dst.is_float:
-        if dst.dtype is D.int64:
-            return f"convert_long_sat_rtz({v})"
-        return f"(({dst.ct})convert_long_sat_rtz({v}))"
+    if src.is_float and not dst.is_float:  # NaN -> 0 spelled out: some drivers' _sat ignore it
+        return f"(isnan({v}) ? ({dst.ct})0 : ({dst.ct})convert_long_sat_rtz({v}))"
     return f"(({dst.ct})({v}))"
 
 
