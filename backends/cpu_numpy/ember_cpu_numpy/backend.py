@@ -1,8 +1,8 @@
 """The cpu_numpy backend: a table from op name to a numpy call, plus a small device class.
 
 Storage data is a flat numpy array; each tensor caches its numpy view (``t._native``), built
-from the storage with the tensor's shape, strides and offset. ``KERNELS`` is written so that the
-cupy backend can reuse it with cupy as the array module (``make_kernels(xp)``).
+from the storage with the tensor's shape, strides and offset. ``KERNELS`` comes from
+``make_kernels(xp, nd, wrap)``, which the cupy backend calls with cupy as the array module.
 """
 from __future__ import annotations
 
@@ -86,7 +86,7 @@ def _dev(*xs):
     raise TypeError("no tensor argument")
 
 
-# -- kernel builders ----------------------------------------------------------------------------
+# -- dtype rules and index checks (host side, shared by every array module) -----------------------
 # numpy has few bfloat16 math loops (ml_dtypes adds the basics): bfloat16 inputs compute in float32
 _BF16 = D.bfloat16
 _BF16_NP = D.bfloat16.np
@@ -95,105 +95,6 @@ _F16_NP = np.dtype(np.float16)
 
 def _to32(x):
     return x.astype(np.float32)
-
-
-def _unary(f):
-    def k(x, out=None):
-        a = nd(x)
-        if x._dtype is _BF16:
-            r = f(_to32(a))
-            if r.dtype.kind == "f":  # logical_not & co give bool: keep it
-                r = r.astype(a.dtype)
-            if out is None:
-                return wrap(r, x._device)
-            np.copyto(nd(out), r, casting="unsafe")
-            return out
-        if out is None:
-            return wrap(f(a), x._device)
-        f(a, out=nd(out))
-        return out
-    return k
-
-
-def _binary(f):
-    def k(a, b, out=None):
-        if a.__class__ is Tensor:
-            x, dev, dt = nd(a), a._device, a._dtype
-            y = nd(b) if b.__class__ is Tensor or isinstance(b, Tensor) else b  # Parameter is a subclass
-        else:
-            x = nd(a) if isinstance(a, Tensor) else a
-            y = nd(b) if isinstance(b, Tensor) else b
-            t = a if isinstance(a, Tensor) else b
-            dev, dt = t._device, t._dtype
-        if dt is _BF16:
-            r = f(_to32(x) if isinstance(x, np.ndarray) else x, _to32(y) if isinstance(y, np.ndarray) else y)
-            if r.dtype.kind == "f":
-                r = r.astype(dt.np)
-            if out is None:
-                return wrap(r, dev)
-            np.copyto(nd(out), r, casting="unsafe")
-            return out
-        if out is None:
-            return wrap(f(x, y), dev)
-        f(x, y, out=nd(out))
-        return out
-    return k
-
-
-def _int_div(x, y, out=None):
-    if isinstance(y, np.ndarray):
-        if np.any(y == 0):
-            raise RuntimeError("ZeroDivisionError: integer division by zero")
-    elif y == 0:
-        raise RuntimeError("ZeroDivisionError: integer division by zero")
-    q = np.floor_divide(x, y)
-    r = np.subtract(x, np.multiply(q, y))
-    fix = (r != 0) & ((np.less(x, 0)) != (np.less(y, 0)))  # floor -> toward zero
-    q = np.add(q, np.asarray(fix).astype(q.dtype))
-    if out is not None:
-        np.copyto(out, q, casting="unsafe")
-        return out
-    return q
-
-
-def _div(x, y, out=None):
-    dt = x.dtype if isinstance(x, np.ndarray) else y.dtype
-    if dt.kind in "iub":
-        return _int_div(x, y, out)
-    return np.true_divide(x, y, out=out) if out is not None else np.true_divide(x, y)
-
-
-def _erf(x, out=None):
-    if _special is not None:
-        # scipy computes float16 in float32: cast back so the result keeps the input dtype
-        return _special.erf(x, out=out) if out is not None else _special.erf(x).astype(x.dtype, copy=False)
-    r = np.vectorize(math.erf, otypes=[x.dtype])(x)
-    if out is not None:
-        out[...] = r
-        return out
-    return r
-
-
-def _erfc(x, out=None):
-    r = _special.erfc(x).astype(x.dtype, copy=False)  # accurate where 1 - erf(x) underflows
-    if out is not None:
-        out[...] = r
-        return out
-    return r
-
-
-def _erfinv(x, out=None):
-    r = _special.erfinv(x).astype(x.dtype, copy=False) if _special is not None else None
-    if r is None:
-        raise NotImplementedError("erfinv needs scipy")
-    if out is not None:
-        out[...] = r
-        return out
-    return r
-
-
-def _round(x, out=None):
-    return np.round(x, out=out) if out is not None else np.round(x)
 
 
 def _keep_dtype(a):
@@ -216,62 +117,6 @@ def _axes(a, dims):
     return None if len(dims) == a.ndim else dims
 
 
-def k_sum(x, dims, keepdim):
-    a = nd(x)
-    acc = _keep_dtype(a)
-    r = np.sum(a, axis=_axes(a, dims), keepdims=keepdim, dtype=acc)
-    return wrap(np.asarray(r).astype(a.dtype, copy=False) if acc is not None else r, x._device)
-
-
-def k_prod(x, dims, keepdim):
-    a = nd(x)
-    acc = _keep_dtype(a)
-    r = np.prod(a, axis=_axes(a, dims), keepdims=keepdim, dtype=acc)
-    return wrap(np.asarray(r).astype(a.dtype, copy=False) if acc is not None else r, x._device)
-
-
-def _reduce_minmax(f):
-    def k(x, dims, keepdim):
-        a = nd(x)
-        if a.dtype is _BF16_NP:
-            return wrap(np.asarray(f(a.astype(np.float32), axis=_axes(a, dims), keepdims=keepdim)).astype(a.dtype),
-                        x._device)
-        return wrap(f(a, axis=_axes(a, dims), keepdims=keepdim), x._device)
-    return k
-
-
-def _arg_minmax(f):
-    def k(x, dim, keepdim):
-        a = nd(x)
-        if a.dtype is _BF16_NP:
-            a = a.astype(np.float32)
-        if dim is None:
-            return wrap(np.asarray(f(a), dtype=np.int64), x._device)
-        return wrap(f(a, axis=dim, keepdims=keepdim).astype(np.int64, copy=False), x._device)
-    return k
-
-
-def k_cumsum(x, d):
-    a = nd(x)
-    acc = _keep_dtype(a)
-    r = np.cumsum(a, axis=d, dtype=acc)
-    return wrap(r.astype(a.dtype) if acc is not None else r, x._device)
-
-
-def k_cumprod(x, d):
-    a = nd(x)
-    acc = _keep_dtype(a)
-    r = np.cumprod(a, axis=d, dtype=acc)
-    return wrap(r.astype(a.dtype) if acc is not None else r, x._device)
-
-
-def k_matmul(a, b):
-    x, y = nd(a), nd(b)
-    if x.dtype is _F16_NP or x.dtype is _BF16_NP:  # no BLAS for 16-bit floats: compute in float32
-        return wrap(np.matmul(x.astype(np.float32), y.astype(np.float32)).astype(x.dtype), a._device)
-    return wrap(np.matmul(x, y), a._device)
-
-
 def _index_error(op, idx, size, dim):
     bad = idx[(idx < 0) | (idx >= size)]
     raise IndexOutOfRangeError(f"{op}: index {int(bad.reshape(-1)[0])} is out of bounds for dimension {dim} with "
@@ -291,262 +136,425 @@ def _region(a, shape, d):
     return a[sl]
 
 
-def k_gather(x, d, index):
-    a, idx = nd(x), nd(index)
-    _check_idx("gather", idx, a.shape[d], d)
-    return wrap(np.take_along_axis(_region(a, idx.shape, d), idx, axis=d), x._device)
+# -- kernel builders ----------------------------------------------------------------------------
+
+def make_kernels(xp=np, nd=nd, wrap=wrap, special=_special) -> dict:
+    """The op -> kernel table over the array module ``xp`` (Chainer's ``xp`` idea): numpy here;
+    ember-cuda-cupy builds its table from the same code with cupy, its own tensor<->array
+    adapters (``nd``: the array view of a tensor, ``wrap``: a tensor owning an array) and
+    ``cupyx.scipy.special``, then overrides what cupy does differently. Host-side helpers
+    (dtype rules, index errors) are shared below the builder."""
+    def _unary(f):
+        def k(x, out=None):
+            a = nd(x)
+            if x._dtype is _BF16:
+                r = f(_to32(a))
+                if r.dtype.kind == "f":  # logical_not & co give bool: keep it
+                    r = r.astype(a.dtype)
+                if out is None:
+                    return wrap(r, x._device)
+                xp.copyto(nd(out), r, casting="unsafe")
+                return out
+            if out is None:
+                return wrap(f(a), x._device)
+            f(a, out=nd(out))
+            return out
+        return k
 
 
-def _fancy(idx, d):
-    """The numpy index tuple addressing a[..., idx along d, ...] for index array ``idx``."""
-    grids = np.indices(idx.shape, sparse=True)
-    return tuple(idx if i == d else g for i, g in enumerate(grids))
+    def _binary(f):
+        def k(a, b, out=None):
+            if a.__class__ is Tensor:
+                x, dev, dt = nd(a), a._device, a._dtype
+                y = nd(b) if b.__class__ is Tensor or isinstance(b, Tensor) else b  # Parameter is a subclass
+            else:
+                x = nd(a) if isinstance(a, Tensor) else a
+                y = nd(b) if isinstance(b, Tensor) else b
+                t = a if isinstance(a, Tensor) else b
+                dev, dt = t._device, t._dtype
+            if dt is _BF16:
+                r = f(_to32(x) if isinstance(x, xp.ndarray) else x, _to32(y) if isinstance(y, xp.ndarray) else y)
+                if r.dtype.kind == "f":
+                    r = r.astype(dt.np)
+                if out is None:
+                    return wrap(r, dev)
+                xp.copyto(nd(out), r, casting="unsafe")
+                return out
+            if out is None:
+                return wrap(f(x, y), dev)
+            f(x, y, out=nd(out))
+            return out
+        return k
 
 
-def k_scatter_add(x, d, index, src):
-    a, idx, s = nd(x), nd(index), nd(src)
-    _check_idx("scatter_add", idx, a.shape[d], d)
-    out = a.copy()
-    np.add.at(out, _fancy(idx, d), _region(s, idx.shape, d))
-    return wrap(out, x._device)
+    def _int_div(x, y, out=None):
+        if isinstance(y, xp.ndarray):
+            if xp.any(y == 0):
+                raise RuntimeError("ZeroDivisionError: integer division by zero")
+        elif y == 0:
+            raise RuntimeError("ZeroDivisionError: integer division by zero")
+        q = xp.floor_divide(x, y)
+        r = xp.subtract(x, xp.multiply(q, y))
+        fix = (r != 0) & ((xp.less(x, 0)) != (xp.less(y, 0)))  # floor -> toward zero
+        q = xp.add(q, xp.asarray(fix).astype(q.dtype))
+        if out is not None:
+            xp.copyto(out, q, casting="unsafe")
+            return out
+        return q
 
 
-def k_scatter(x, d, index, src):
-    a, idx = nd(x), nd(index)
-    _check_idx("scatter", idx, a.shape[d], d)
-    out = a.copy()
-    out[_fancy(idx, d)] = _region(nd(src), idx.shape, d) if isinstance(src, Tensor) else src
-    return wrap(out, x._device)
+    def _div(x, y, out=None):
+        dt = x.dtype if isinstance(x, xp.ndarray) else y.dtype
+        if dt.kind in "iub":
+            return _int_div(x, y, out)
+        return xp.true_divide(x, y, out=out) if out is not None else xp.true_divide(x, y)
 
 
-def k_scatter_reduce(x, d, index, src, reduce, include_self):
-    a, idx, s = nd(x), nd(index), _region(nd(src), index._shape, d)
-    _check_idx("scatter_reduce", idx, a.shape[d], d)
-    out = a.copy()
-    f = _fancy(idx, d)
-    if reduce == "mean":
-        cnt = np.zeros(a.shape, dtype=np.int64)
-        np.add.at(cnt, f, 1)
-        if not include_self:
-            out[f] = 0
-        np.add.at(out, f, s)
-        c = cnt + (1 if include_self else 0)
-        hit = cnt > 0
-        if out.dtype.kind == "f":
-            out[hit] = out[hit] / c[hit]
-        else:
-            out[hit] = np.floor_divide(out[hit], c[hit])
+    def _erf(x, out=None):
+        if special is not None:
+            # scipy computes float16 in float32: cast back so the result keeps the input dtype
+            return special.erf(x, out=out) if out is not None else special.erf(x).astype(x.dtype, copy=False)
+        r = np.vectorize(math.erf, otypes=[x.dtype])(x)
+        if out is not None:
+            out[...] = r
+            return out
+        return r
+
+
+    def _erfc(x, out=None):
+        r = special.erfc(x).astype(x.dtype, copy=False)  # accurate where 1 - erf(x) underflows
+        if out is not None:
+            out[...] = r
+            return out
+        return r
+
+
+    def _erfinv(x, out=None):
+        r = special.erfinv(x).astype(x.dtype, copy=False) if special is not None else None
+        if r is None:
+            raise NotImplementedError("erfinv needs scipy")
+        if out is not None:
+            out[...] = r
+            return out
+        return r
+
+
+    def _round(x, out=None):
+        return xp.round(x, out=out) if out is not None else xp.round(x)
+
+
+    def k_sum(x, dims, keepdim):
+        a = nd(x)
+        acc = _keep_dtype(a)
+        r = xp.sum(a, axis=_axes(a, dims), keepdims=keepdim, dtype=acc)
+        return wrap(xp.asarray(r).astype(a.dtype, copy=False) if acc is not None else r, x._device)
+
+
+    def k_prod(x, dims, keepdim):
+        a = nd(x)
+        acc = _keep_dtype(a)
+        r = xp.prod(a, axis=_axes(a, dims), keepdims=keepdim, dtype=acc)
+        return wrap(xp.asarray(r).astype(a.dtype, copy=False) if acc is not None else r, x._device)
+
+
+    def _reduce_minmax(f):
+        def k(x, dims, keepdim):
+            a = nd(x)
+            if a.dtype is _BF16_NP:
+                return wrap(xp.asarray(f(a.astype(xp.float32), axis=_axes(a, dims), keepdims=keepdim)).astype(a.dtype),
+                            x._device)
+            return wrap(f(a, axis=_axes(a, dims), keepdims=keepdim), x._device)
+        return k
+
+
+    def _arg_minmax(f):
+        def k(x, dim, keepdim):
+            a = nd(x)
+            if a.dtype is _BF16_NP:
+                a = a.astype(xp.float32)
+            if dim is None:
+                return wrap(xp.asarray(f(a), dtype=xp.int64), x._device)
+            return wrap(f(a, axis=dim, keepdims=keepdim).astype(xp.int64, copy=False), x._device)
+        return k
+
+
+    def k_cumsum(x, d):
+        a = nd(x)
+        acc = _keep_dtype(a)
+        r = xp.cumsum(a, axis=d, dtype=acc)
+        return wrap(r.astype(a.dtype) if acc is not None else r, x._device)
+
+
+    def k_cumprod(x, d):
+        a = nd(x)
+        acc = _keep_dtype(a)
+        r = xp.cumprod(a, axis=d, dtype=acc)
+        return wrap(r.astype(a.dtype) if acc is not None else r, x._device)
+
+
+    def k_matmul(a, b):
+        x, y = nd(a), nd(b)
+        if x.dtype is _F16_NP or x.dtype is _BF16_NP:  # no BLAS for 16-bit floats: compute in float32
+            return wrap(xp.matmul(x.astype(xp.float32), y.astype(xp.float32)).astype(x.dtype), a._device)
+        return wrap(xp.matmul(x, y), a._device)
+
+
+    def k_gather(x, d, index):
+        a, idx = nd(x), nd(index)
+        _check_idx("gather", idx, a.shape[d], d)
+        return wrap(xp.take_along_axis(_region(a, idx.shape, d), idx, axis=d), x._device)
+
+
+    def _fancy(idx, d):
+        """The index tuple addressing a[..., idx along d, ...] for index array ``idx`` (open
+        grids elsewhere, as ``np.indices(sparse=True)``, which cupy lacks)."""
+        k = idx.ndim
+        return tuple(idx if i == d else xp.arange(n).reshape((1,) * i + (n,) + (1,) * (k - 1 - i))
+                     for i, n in enumerate(idx.shape))
+
+
+    def k_scatter_add(x, d, index, src):
+        a, idx, s = nd(x), nd(index), nd(src)
+        _check_idx("scatter_add", idx, a.shape[d], d)
+        out = a.copy()
+        xp.add.at(out, _fancy(idx, d), _region(s, idx.shape, d))
         return wrap(out, x._device)
-    ufunc = {"sum": np.add, "prod": np.multiply, "amax": np.maximum, "amin": np.minimum}[reduce]
-    if not include_self:
-        ident = {"sum": 0, "prod": 1,
-                 "amax": -np.inf if a.dtype.kind == "f" else np.iinfo(a.dtype).min if a.dtype.kind in "iu" else False,
-                 "amin": np.inf if a.dtype.kind == "f" else np.iinfo(a.dtype).max if a.dtype.kind in "iu" else True}[reduce]
-        out[f] = ident
-    ufunc.at(out, f, s)
-    return wrap(out, x._device)
 
 
-def k_nonzero(x):
-    return wrap(np.argwhere(nd(x)).astype(np.int64, copy=False), x._device)
+    def k_scatter(x, d, index, src):
+        a, idx = nd(x), nd(index)
+        _check_idx("scatter", idx, a.shape[d], d)
+        out = a.copy()
+        out[_fancy(idx, d)] = _region(nd(src), idx.shape, d) if isinstance(src, Tensor) else src
+        return wrap(out, x._device)
 
 
-def k_sort(x, d, descending, stable):
-    a = nd(x)
-    work = a.astype(np.float32) if a.dtype is _BF16_NP else a
-    if descending:
-        idx = np.flip(np.argsort(np.flip(work, d), axis=d, kind="stable"), d)
-        idx = (a.shape[d] - 1) - idx
-    else:
-        idx = np.argsort(work, axis=d, kind="stable")
-    idx = np.ascontiguousarray(idx, dtype=np.int64)
-    return (wrap(np.take_along_axis(a, idx, axis=d), x._device), wrap(idx, x._device))
+    def k_scatter_reduce(x, d, index, src, reduce, include_self):
+        a, idx, s = nd(x), nd(index), _region(nd(src), index._shape, d)
+        _check_idx("scatter_reduce", idx, a.shape[d], d)
+        out = a.copy()
+        f = _fancy(idx, d)
+        if reduce == "mean":
+            cnt = xp.zeros(a.shape, dtype=xp.int64)
+            xp.add.at(cnt, f, 1)
+            if not include_self:
+                out[f] = 0
+            xp.add.at(out, f, s)
+            c = cnt + (1 if include_self else 0)
+            hit = cnt > 0
+            if out.dtype.kind == "f":
+                out[hit] = out[hit] / c[hit]
+            else:
+                out[hit] = xp.floor_divide(out[hit], c[hit])
+            return wrap(out, x._device)
+        ufunc = {"sum": xp.add, "prod": xp.multiply, "amax": xp.maximum, "amin": xp.minimum}[reduce]
+        if not include_self:
+            ident = {"sum": 0, "prod": 1,
+                     "amax": -np.inf if a.dtype.kind == "f" else np.iinfo(a.dtype).min if a.dtype.kind in "iu" else False,
+                     "amin": np.inf if a.dtype.kind == "f" else np.iinfo(a.dtype).max if a.dtype.kind in "iu" else True}[reduce]
+            out[f] = ident
+        ufunc.at(out, f, s)
+        return wrap(out, x._device)
 
 
-def k_copy_(dst, src):
-    if src._device is not dst._device and src._device._type != "cpu":
-        raise RuntimeError(f"copy_: cpu_numpy can't read a tensor on {src._device}")
-    np.copyto(nd(dst), nd(src), casting="unsafe")
-    return dst
+    def k_nonzero(x):
+        return wrap(xp.argwhere(nd(x)).astype(xp.int64, copy=False), x._device)
 
 
-def k_fill_(dst, value):
-    nd(dst).fill(value)
-    return dst
+    def k_sort(x, d, descending, stable):
+        a = nd(x)
+        work = a.astype(xp.float32) if a.dtype is _BF16_NP else a
+        if descending:
+            idx = xp.flip(xp.argsort(xp.flip(work, d), axis=d, kind="stable"), d)
+            idx = (a.shape[d] - 1) - idx
+        else:
+            idx = xp.argsort(work, axis=d, kind="stable")
+        idx = xp.ascontiguousarray(idx, dtype=xp.int64)
+        return (wrap(xp.take_along_axis(a, idx, axis=d), x._device), wrap(idx, x._device))
 
 
-def _rand_dtype(a):
-    return np.float64 if a.dtype == np.float64 else np.float32
+    def k_copy_(dst, src):
+        if src._device is not dst._device and src._device._type != "cpu":
+            raise RuntimeError(f"copy_: cpu_numpy can't read a tensor on {src._device}")
+        xp.copyto(nd(dst), nd(src), casting="unsafe")
+        return dst
 
 
-def k_uniform_(t, low, high, gen):
-    a = nd(t)
-    r = gen.rng.random(a.shape, dtype=_rand_dtype(a))
-    if low != 0.0 or high != 1.0:
-        r = r * (high - low) + low
-    np.copyto(a, r, casting="unsafe")
-    return t
+    def k_fill_(dst, value):
+        nd(dst).fill(value)
+        return dst
 
 
-def k_normal_(t, mean, std, gen):
-    a = nd(t)
-    r = gen.rng.standard_normal(a.shape, dtype=_rand_dtype(a))
-    if std != 1.0 or mean != 0.0:
-        r = r * std + mean
-    np.copyto(a, r, casting="unsafe")
-    return t
+    def _rand_dtype(a):
+        return xp.float64 if a.dtype == xp.float64 else xp.float32
 
 
-# -- native fast paths for composite ops -----------------------------------------------------------
-
-def k_to_copy(x, dtype, dev):
-    return wrap(nd(x).astype(dtype.np, copy=True), dev)
-
-
-def k_clone(x):
-    return wrap(nd(x).copy(), x._device)
-
-
-def k_where(c, a, b):
-    r = np.where(nd(c), _arg(a), _arg(b))
-    dt = a._dtype if isinstance(a, Tensor) else b._dtype if isinstance(b, Tensor) else None
-    if dt is not None and r.dtype != dt.np:  # a python scalar next to a bfloat16 array widens it
-        r = r.astype(dt.np)
-    return wrap(r, _dev(a, b, c))
+    def k_uniform_(t, low, high, gen):
+        a = nd(t)
+        r = gen.rng.random(a.shape, dtype=_rand_dtype(a))
+        if low != 0.0 or high != 1.0:
+            r = r * (high - low) + low
+        xp.copyto(a, r, casting="unsafe")
+        return t
 
 
-def k_clamp(x, lo, hi, out=None):
-    a = nd(x)
-    if out is not None:
-        np.clip(a, lo, hi, out=nd(out))
-        return out
-    return wrap(np.clip(a, lo, hi), x._device)
+    def k_normal_(t, mean, std, gen):
+        a = nd(t)
+        r = gen.rng.standard_normal(a.shape, dtype=_rand_dtype(a))
+        if std != 1.0 or mean != 0.0:
+            r = r * std + mean
+        xp.copyto(a, r, casting="unsafe")
+        return t
 
 
-def k_cat(tensors, d):
-    return wrap(np.concatenate([nd(t) for t in tensors], axis=d), tensors[0]._device)
+    # -- native fast paths for composite ops -----------------------------------------------------------
+
+    def k_to_copy(x, dtype, dev):
+        return wrap(nd(x).astype(dtype.np, copy=True), dev)
 
 
-def k_index_select(x, d, index):
-    return wrap(np.take(nd(x), nd(index), axis=d), x._device)
+    def k_clone(x):
+        return wrap(nd(x).copy(), x._device)
 
 
-def k_index(x, indices):
-    a = nd(x)
-    key = tuple(slice(None) if i is None else nd(i) for i in indices)
-    return wrap(np.ascontiguousarray(a[key]), x._device)
+    def k_where(c, a, b):
+        r = xp.where(nd(c), _arg(a), _arg(b))
+        dt = a._dtype if isinstance(a, Tensor) else b._dtype if isinstance(b, Tensor) else None
+        if dt is not None and r.dtype != dt.np:  # a python scalar next to a bfloat16 array widens it
+            r = r.astype(dt.np)
+        return wrap(r, _dev(a, b, c))
 
 
-def k_index_put(x, indices, values, accumulate):
-    out = nd(x).copy()
-    key = tuple(slice(None) if i is None else nd(i) for i in indices)
-    if accumulate:
-        np.add.at(out, key, nd(values))
-    else:
-        out[key] = nd(values)
-    return wrap(out, x._device)
+    def k_clamp(x, lo, hi, out=None):
+        a = nd(x)
+        if out is not None:
+            xp.clip(a, lo, hi, out=nd(out))
+            return out
+        return wrap(xp.clip(a, lo, hi), x._device)
 
 
-def k_flip(x, dims):
-    return wrap(np.ascontiguousarray(np.flip(nd(x), dims)), x._device)
+    def k_cat(tensors, d):
+        return wrap(xp.concatenate([nd(t) for t in tensors], axis=d), tensors[0]._device)
 
 
-def k_max_dim(x, d, keepdim):
-    a = nd(x)
-    w = a.astype(np.float32) if a.dtype is _BF16_NP else a
-    i = np.argmax(w, axis=d, keepdims=True)
-    v = np.take_along_axis(a, i, axis=d)
-    if not keepdim:
-        v, i = np.squeeze(v, d), np.squeeze(i, d)
-    return (wrap(v, x._device), wrap(i.astype(np.int64, copy=False), x._device))
+    def k_index_select(x, d, index):
+        return wrap(xp.take(nd(x), nd(index), axis=d), x._device)
 
 
-def k_min_dim(x, d, keepdim):
-    a = nd(x)
-    w = a.astype(np.float32) if a.dtype is _BF16_NP else a
-    i = np.argmin(w, axis=d, keepdims=True)
-    v = np.take_along_axis(a, i, axis=d)
-    if not keepdim:
-        v, i = np.squeeze(v, d), np.squeeze(i, d)
-    return (wrap(v, x._device), wrap(i.astype(np.int64, copy=False), x._device))
+    def k_index(x, indices):
+        a = nd(x)
+        key = tuple(slice(None) if i is None else nd(i) for i in indices)
+        return wrap(xp.ascontiguousarray(a[key]), x._device)
 
 
-def _var(a, dims, correction, keepdim):
-    n = 1
-    for d in dims:
-        n *= a.shape[d]
-    r = np.var(a, axis=_axes(a, dims), ddof=0, keepdims=keepdim, dtype=_sum_dtype(a))  # sum of squares / n
-    if n:
-        denom = n - correction
-        r = r * (n / denom) if denom > 0 else r * n / 0.0  # no degrees of freedom: inf or nan
-    return np.asarray(r)
+    def k_index_put(x, indices, values, accumulate):
+        out = nd(x).copy()
+        key = tuple(slice(None) if i is None else nd(i) for i in indices)
+        if accumulate:
+            xp.add.at(out, key, nd(values))
+        else:
+            out[key] = nd(values)
+        return wrap(out, x._device)
 
 
-def k_var(x, dims, correction, keepdim):
-    a = nd(x)
-    return wrap(_var(a, dims, correction, keepdim).astype(a.dtype, copy=False), x._device)
+    def k_flip(x, dims):
+        return wrap(xp.ascontiguousarray(xp.flip(nd(x), dims)), x._device)
 
 
-def k_std(x, dims, correction, keepdim):
-    a = nd(x)  # the root is taken before 16-bit floats are rounded: one rounding, not two
-    return wrap(np.sqrt(_var(a, dims, correction, keepdim)).astype(a.dtype, copy=False), x._device)
+    def k_max_dim(x, d, keepdim):
+        a = nd(x)
+        w = a.astype(xp.float32) if a.dtype is _BF16_NP else a
+        i = xp.argmax(w, axis=d, keepdims=True)
+        v = xp.take_along_axis(a, i, axis=d)
+        if not keepdim:
+            v, i = xp.squeeze(v, d), xp.squeeze(i, d)
+        return (wrap(v, x._device), wrap(i.astype(xp.int64, copy=False), x._device))
 
 
-def k_mean(x, dims, keepdim):
-    a = nd(x)
-    acc = _sum_dtype(a)
-    r = np.mean(a, axis=dims, keepdims=keepdim, dtype=acc)
-    return wrap(np.asarray(r).astype(a.dtype, copy=False), x._device)
+    def k_min_dim(x, d, keepdim):
+        a = nd(x)
+        w = a.astype(xp.float32) if a.dtype is _BF16_NP else a
+        i = xp.argmin(w, axis=d, keepdims=True)
+        v = xp.take_along_axis(a, i, axis=d)
+        if not keepdim:
+            v, i = xp.squeeze(v, d), xp.squeeze(i, d)
+        return (wrap(v, x._device), wrap(i.astype(xp.int64, copy=False), x._device))
 
 
-def k_searchsorted(seq, values, right):
-    s, v = nd(seq), nd(values)
-    side = "right" if right else "left"
-    out = np.empty(v.shape, dtype=np.int64)
-    s2 = s.reshape(-1, s.shape[-1])
-    v2 = v.reshape(-1, v.shape[-1])
-    o2 = out.reshape(-1, v.shape[-1])
-    for i in range(s2.shape[0]):
-        o2[i] = np.searchsorted(s2[i], v2[i], side=side)
-    return wrap(out, seq._device)
+    def _var(a, dims, correction, keepdim):
+        n = 1
+        for d in dims:
+            n *= a.shape[d]
+        r = xp.var(a, axis=_axes(a, dims), ddof=0, keepdims=keepdim, dtype=_sum_dtype(a))  # sum of squares / n
+        if n:
+            denom = n - correction
+            r = r * (n / denom) if denom > 0 else r * n / 0.0  # no degrees of freedom: inf or nan
+        return xp.asarray(r)
 
 
-def _check_int_zero(x, y):
-    dt = x.dtype if isinstance(x, np.ndarray) else y.dtype
-    if dt.kind in "iu" and (np.any(y == 0) if isinstance(y, np.ndarray) else y == 0):
-        raise RuntimeError("ZeroDivisionError: integer division by zero")
+    def k_var(x, dims, correction, keepdim):
+        a = nd(x)
+        return wrap(_var(a, dims, correction, keepdim).astype(a.dtype, copy=False), x._device)
 
 
-def _fmod(x, y, out=None):
-    _check_int_zero(x, y)
-    return np.fmod(x, y, out=out) if out is not None else np.fmod(x, y)
+    def k_std(x, dims, correction, keepdim):
+        a = nd(x)  # the root is taken before 16-bit floats are rounded: one rounding, not two
+        return wrap(xp.sqrt(_var(a, dims, correction, keepdim)).astype(a.dtype, copy=False), x._device)
 
 
-def _floor_divide(x, y, out=None):
-    _check_int_zero(x, y)
-    return np.floor_divide(x, y, out=out) if out is not None else np.floor_divide(x, y)
+    def k_mean(x, dims, keepdim):
+        a = nd(x)
+        acc = _sum_dtype(a)
+        r = xp.mean(a, axis=dims, keepdims=keepdim, dtype=acc)
+        return wrap(xp.asarray(r).astype(a.dtype, copy=False), x._device)
 
 
-def _remainder(x, y, out=None):
-    _check_int_zero(x, y)
-    return np.remainder(x, y, out=out) if out is not None else np.remainder(x, y)
+    def k_searchsorted(seq, values, right):
+        s, v = nd(seq), nd(values)
+        side = "right" if right else "left"
+        out = xp.empty(v.shape, dtype=xp.int64)
+        s2 = s.reshape(-1, s.shape[-1])
+        v2 = v.reshape(-1, v.shape[-1])
+        o2 = out.reshape(-1, v.shape[-1])
+        for i in range(s2.shape[0]):
+            o2[i] = xp.searchsorted(s2[i], v2[i], side=side)
+        return wrap(out, seq._device)
 
 
-def _sigmoid(x, out=None):
-    # 1 / (1 + exp(-x)) without overflow warnings for large |x|
-    r = np.exp(-np.logaddexp(0, -x)) if x.dtype != np.float16 else (1 / (1 + np.exp(-x.astype(np.float32)))).astype(x.dtype)
-    if out is not None:
-        np.copyto(out, r, casting="unsafe")
-        return out
-    return r.astype(x.dtype, copy=False)
+    def _check_int_zero(x, y):
+        dt = x.dtype if isinstance(x, xp.ndarray) else y.dtype
+        if dt.kind in "iu" and (xp.any(y == 0) if isinstance(y, xp.ndarray) else y == 0):
+            raise RuntimeError("ZeroDivisionError: integer division by zero")
 
 
-def _relu(x, out=None):
-    return np.maximum(x, x.dtype.type(0), out=out) if out is not None else np.maximum(x, x.dtype.type(0))
+    def _fmod(x, y, out=None):
+        _check_int_zero(x, y)
+        return xp.fmod(x, y, out=out) if out is not None else xp.fmod(x, y)
 
 
-def make_kernels(xp=np) -> dict:
-    """The op -> kernel table. ``xp`` is the array module (numpy here)."""
+    def _floor_divide(x, y, out=None):
+        _check_int_zero(x, y)
+        return xp.floor_divide(x, y, out=out) if out is not None else xp.floor_divide(x, y)
+
+
+    def _remainder(x, y, out=None):
+        _check_int_zero(x, y)
+        return xp.remainder(x, y, out=out) if out is not None else xp.remainder(x, y)
+
+
+    def _sigmoid(x, out=None):
+        # 1 / (1 + exp(-x)) without overflow warnings for large |x|
+        r = (xp.exp(-xp.logaddexp(0, -x)) if x.dtype != np.float16
+             else (1 / (1 + xp.exp(-x.astype(np.float32)))).astype(x.dtype))
+        if out is not None:
+            xp.copyto(out, r, casting="unsafe")
+            return out
+        return r.astype(x.dtype, copy=False)
+
+
+    def _relu(x, out=None):
+        return xp.maximum(x, x.dtype.type(0), out=out) if out is not None else xp.maximum(x, x.dtype.type(0))
+
     return {
         # memory
         "copy_": k_copy_, "fill_": k_fill_,
