@@ -276,6 +276,8 @@ SHAPE_CASES = [
       dtypes=ALL, grad=True),
     C("broadcast_tensors", lambda a, b: ember.broadcast_tensors(a, b), lambda a, b: np.broadcast_arrays(a, b),
       [(3, 1), (4,)], dtypes=F + I, grad=True),
+    C("broadcast_shapes", lambda x: ember.tensor(list(ember.broadcast_shapes((3, 1), (4,), (2, 1, 1))), device=x.device),
+      lambda x: np.array(np.broadcast_shapes((3, 1), (4,), (2, 1, 1))), [S], dtypes=(ember.float32,)),
     C("movedim_multi", lambda x: ember.movedim(x, (0, 1), (2, 0)), lambda x: np.moveaxis(x, (0, 1), (2, 0)), [S3],
       dtypes=ALL, grad=True),
     C("moveaxis_swapaxes", lambda x: ember.moveaxis(x, -1, 0) + ember.swapaxes(x, 0, 2).swapdims(1, 2),
