@@ -92,28 +92,61 @@ def k_rnn_layer_backward(g_out, g_hn, xg, h0, w_hh, out, batch_sizes, reverse, r
 
 # -- LSTM ---------------------------------------------------------------------------------------
 
+def _gate_scales(H: int, dt):
+    """sigmoid(x) = 0.5 * tanh(x / 2) + 0.5: the gate pre-activations are scaled by (1/2, 1/2, 1, 1/2)
+    so that one tanh pass covers all four gates, then (a, b) = (1/2, 1/2, 1, 1/2), (1/2, 1/2, 0, 1/2)
+    turn the i, f, o columns into sigmoids (numpy's tanh is vectorised, its logistic is not)."""
+    pre = np.full(4 * H, 0.5, dt)
+    pre[2 * H:3 * H] = 1.0
+    post_b = np.full(4 * H, 0.5, dt)
+    post_b[2 * H:3 * H] = 0.0
+    return pre, pre, post_b
+
+
+def _prev_all(seq, init, batch_sizes, reverse, dt):
+    """(T, B, F): the state before each step (rows that are not real at a step are zero)."""
+    T, B = seq.shape[:2]
+    out = np.zeros(seq.shape, dt)
+    if batch_sizes is None:
+        if reverse:
+            out[:-1] = seq[1:]
+            out[-1] = init
+        else:
+            out[1:] = seq[:-1]
+            out[0] = init
+        return out
+    for t in range(T):
+        bs = rows(batch_sizes, t, B)
+        out[t, :bs] = prev_rows(seq, init, t, bs, batch_sizes, reverse, _cat)
+    return out
+
+
 def k_lstm_layer(xg, h0, c0, w_hh, w_hr, batch_sizes, reverse):
     dt = _wdt(nd(xg))
     X, W = _arr(xg, dt), _arr(w_hh, dt)
     T, B, G = X.shape
     H = G // 4
-    WT = np.ascontiguousarray(W.T)
+    pre, post_a, post_b = _gate_scales(H, dt)
+    XS = X * pre  # one pass over all steps
+    WT = np.ascontiguousarray(W.T) * pre
     RT = None if w_hr is None else np.ascontiguousarray(_arr(w_hr, dt).T)
     h = np.array(_arr(h0, dt), copy=True)
     c = np.array(_arr(c0, dt), copy=True)
     P = h.shape[-1]
     out = np.zeros((T, B, P), dt)
     ws = np.zeros((T, B, 5 * H), dt)
+    gbuf = np.empty((B, G), dt)
     tmp = np.empty((B, H), dt)
     for t in steps(T, reverse):
         bs = rows(batch_sizes, t, B)
-        w = ws[t, :bs]
-        g = w[:, :G]
+        g = gbuf[:bs]
         np.matmul(h[:bs], WT, out=g)
-        g += X[t, :bs]
-        _expit(g[:, :2 * H], out=g[:, :2 * H])
-        np.tanh(g[:, 2 * H:3 * H], out=g[:, 2 * H:3 * H])
-        _expit(g[:, 3 * H:], out=g[:, 3 * H:])
+        g += XS[t, :bs]
+        np.tanh(g, out=g)
+        g *= post_a
+        g += post_b
+        w = ws[t, :bs]
+        w[:, :G] = g
         cn = w[:, G:]
         np.multiply(g[:, H:2 * H], c[:bs], out=cn)
         tb = tmp[:bs]
@@ -140,49 +173,42 @@ def k_lstm_layer_backward(g_out, g_hn, g_cn, xg, h0, c0, w_hh, w_hr, out, ws, ba
     T, B, H5 = WS.shape
     H = H5 // 5
     P = O.shape[-1]
-    cs = WS[:, :, 4 * H:]
+    # everything that does not depend on the recursion, for all steps at once
+    Ig, Fg, Gg, Og, C = (WS[:, :, k * H:(k + 1) * H] for k in range(5))
+    TC = np.tanh(C)
+    CP = _prev_all(C, C0, batch_sizes, reverse, dt)
+    HP = _prev_all(O, H0, batch_sizes, reverse, dt)
+    Ai = Gg * Ig * (1 - Ig)
+    Af = CP * Fg * (1 - Fg)
+    Ag = Ig * (1 - Gg * Gg)
+    O1 = Og * (1 - TC * TC)
+    O2 = TC * Og * (1 - Og)
     dh = np.array(_arr(g_hn, dt), copy=True)
     dc = np.array(_arr(g_cn, dt), copy=True)
     gx = np.zeros((T, B, 4 * H), dt)
-    hp = np.zeros((T, B, P), dt)
     if R is not None:
         dhs = np.zeros((T, B, P), dt)
-        hpre = np.zeros((T, B, H), dt)
-    tc = np.empty((B, H), dt)
+    dbuf = np.empty((B, P), dt)
     dct = np.empty((B, H), dt)
     for t in reversed(steps(T, reverse)):
         bs = rows(batch_sizes, t, B)
-        w = WS[t, :bs]
-        i, f, g, o, c = w[:, :H], w[:, H:2 * H], w[:, 2 * H:3 * H], w[:, 3 * H:4 * H], w[:, 4 * H:]
-        cp = prev_rows(cs, C0, t, bs, batch_sizes, reverse, _cat)
-        d = dh[:bs] + GO[t, :bs]
-        tcb = np.tanh(c, out=tc[:bs])
+        d = np.add(dh[:bs], GO[t, :bs], out=dbuf[:bs])
         if R is not None:
             dhs[t, :bs] = d
-            np.multiply(o, tcb, out=hpre[t, :bs])
             d = d @ R
         dg = gx[t, :bs]
-        # output gate: d * tanh(c) * o * (1 - o)
-        do = dg[:, 3 * H:]
-        np.multiply(d, tcb, out=do)
-        do *= o * (1 - o)
-        # cell: dc + d * o * (1 - tanh(c)^2)
-        dcb = dct[:bs]
-        np.multiply(tcb, tcb, out=dcb)
-        np.subtract(1, dcb, out=dcb)
-        dcb *= o
-        dcb *= d
+        np.multiply(d, O2[t, :bs], out=dg[:, 3 * H:])
+        dcb = np.multiply(d, O1[t, :bs], out=dct[:bs])
         dcb += dc[:bs]
-        np.multiply(dcb, g * i * (1 - i), out=dg[:, :H])
-        np.multiply(dcb, cp * f * (1 - f), out=dg[:, H:2 * H])
-        np.multiply(dcb, i * (1 - g * g), out=dg[:, 2 * H:3 * H])
-        hp[t, :bs] = prev_rows(O, H0, t, bs, batch_sizes, reverse, _cat)
-        dh[:bs] = dg @ W
-        np.multiply(dcb, f, out=dc[:bs])
+        np.multiply(dcb, Ai[t, :bs], out=dg[:, :H])
+        np.multiply(dcb, Af[t, :bs], out=dg[:, H:2 * H])
+        np.multiply(dcb, Ag[t, :bs], out=dg[:, 2 * H:3 * H])
+        np.matmul(dg, W, out=dh[:bs])
+        np.multiply(dcb, Fg[t, :bs], out=dc[:bs])
     dev = xg._device
-    gw_hr = None if R is None else wrap(_back(_t_mm(dhs, hpre), w_hr), dev)
+    gw_hr = None if R is None else wrap(_back(_t_mm(dhs, Og * TC), w_hr), dev)
     return (wrap(_back(gx, xg), dev), wrap(_back(dh, h0), dev), wrap(_back(dc, c0), dev),
-            wrap(_back(_t_mm(gx, hp), w_hh), dev), gw_hr)
+            wrap(_back(_t_mm(gx, HP), w_hh), dev), gw_hr)
 
 
 # -- GRU ----------------------------------------------------------------------------------------
