@@ -164,6 +164,8 @@ class RNNBase(Module):
         elif self.batch_first:
             x = x.transpose(0, 1)
         self._check_input(x, w0, 3)
+        if x.shape[0] == 0:
+            raise RuntimeError(f"{name}: Expected sequence length to be larger than 0 in RNN (input {desc(input)})")
         return x, None, None, None, batched
 
     def _check_input(self, x: Tensor, w0: Tensor, ndim: int) -> None:
