@@ -275,6 +275,7 @@ def test_cells_vs_numpy_and_gradcheck(device):
 
 # -- packed sequences ---------------------------------------------------------------------------
 
+@pytest.mark.ember_requires(cpu=True)  # batch_sizes live on cpu, as in PyTorch
 @pytest.mark.parametrize("mode", ["LSTM", "GRU", "RNN"])
 def test_packed_equals_per_sequence_runs(device, mode):
     ember.manual_seed(0)
@@ -299,6 +300,7 @@ def test_packed_equals_per_sequence_runs(device, mode):
     assert_close(h_all, rh, rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.ember_requires(cpu=True)  # batch_sizes live on cpu, as in PyTorch
 def test_packed_backward_matches_per_sequence(device):
     m = nn.LSTM(2, 3).to(device)
     seqs = [ember.randn(n, 2, device=device, requires_grad=True) for n in (4, 2)]
@@ -315,6 +317,7 @@ def test_packed_backward_matches_per_sequence(device):
     assert_close(m.weight_hh_l0.grad, w_packed, rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.ember_requires(cpu=True)  # batch_sizes live on cpu, as in PyTorch
 def test_pack_pad_round_trip(device):
     x = ember.randn(4, 3, 2, device=device)
     p = rnn_utils.pack_padded_sequence(x, [4, 2, 3], enforce_sorted=False)
