@@ -1,8 +1,9 @@
-"""docs/plugins.md is enough to write working plugins: its example files are written into a fresh
-folder outside this repository, pip-installed into a new virtual environment that sees this
-environment's packages (the core, cpu_numpy, pip, setuptools, pytest) but not this checkout, and
-used there: the optimizer as ``ember.optim.Lion``, the op as ``ember.ops.squareplus`` (with its
-kernel and layer), and the guide's own tests pass."""
+"""The guides' examples work. docs/plugins.md is enough to write working plugins: its example
+files are written into a fresh folder outside this repository, pip-installed into a new virtual
+environment that sees this environment's packages (the core, cpu_numpy, pip, setuptools, pytest)
+but not this checkout, and used there: the optimizer as ``ember.optim.Lion``, the op as ``ember.ops.squareplus`` (with its
+kernel and layer), and the guide's own tests pass. The python blocks of docs/plugins.md and
+docs/backends.md run in order in one namespace (the toy backend of the latter included)."""
 import os
 import re
 import site
@@ -46,6 +47,16 @@ def test_the_python_blocks_run_in_order_in_one_namespace(capsys):
         exec(compile(block, f"docs/plugins.md python block {i + 1}", "exec"), ns)
     out = capsys.readouterr().out
     assert "[0.9, -1.9] [0.02, -0.04]" in out and "SquareplusBackward0" in out
+
+
+def test_the_backend_guide_python_blocks_run_in_order_in_one_namespace(capsys):
+    text = open(os.path.join(ROOT, "docs", "backends.md")).read()
+    ns = {"__name__": "__doc_example__"}
+    for i, block in enumerate(re.findall(r"```python\n(.*?)```", text, re.S)):
+        exec(compile(block, f"docs/backends.md python block {i + 1}", "exec"), ns)
+    out = capsys.readouterr().out
+    assert "15.0 toy:0" in out and "exp: backend 'toy' (device toy:0) has no kernel for this op" in out
+    assert "ember op coverage on backend 'toy' (device type 'toy'): 6 native" in out
 
 
 def _run(py, args, cwd, timeout=300):
