@@ -22,94 +22,99 @@ def _bump(*tensors) -> None:
         t._version[0] += 1
 
 
-def _add_scaled(dst, src, alpha, tmp):
-    """``dst += alpha * src`` as ember's ``add_(src, alpha=alpha)`` computes it."""
-    if alpha != 1:
-        np.multiply(src, alpha, out=tmp)
-        np.add(dst, tmp, out=dst)
-    else:
-        np.add(dst, src, out=dst)
-
-
-def k_fused_sgd(params, grads, momentum_buffers, first_step, lr, weight_decay, momentum, dampening, nesterov,
-                maximize):
-    if any(nd(p).dtype not in _FAST for p in params):
-        return _ref.sgd_update(params, grads, momentum_buffers, first_step, lr, weight_decay, momentum, dampening,
-                               nesterov, maximize)
-    for i, p in enumerate(params):
-        a = nd(p)
-        g = np.negative(nd(grads[i])) if maximize else nd(grads[i])
-        tmp = np.empty_like(a)
-        if weight_decay != 0:
-            np.multiply(a, weight_decay, out=tmp)
-            g = np.add(g, tmp)
-        if momentum != 0:
-            buf_t = momentum_buffers[i]
-            buf = nd(buf_t)
-            if first_step[i]:
-                np.copyto(buf, g)
-            else:
-                np.multiply(buf, momentum, out=buf)
-                _add_scaled(buf, g, 1 - dampening, tmp)
-            _bump(buf_t)
-            if nesterov:
-                np.multiply(buf, momentum, out=tmp)
-                g = np.add(g, tmp)
-            else:
-                g = buf
-        _add_scaled(a, g, -lr, tmp)
-        _bump(p)
-    return None
-
-
-def k_fused_adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps, lr, beta1, beta2, weight_decay, eps,
-                 amsgrad, maximize, decoupled_weight_decay):
-    if any(nd(p).dtype not in _FAST for p in params):
-        return _ref.adam_update(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps, lr, beta1, beta2,
-                                weight_decay, eps, amsgrad, maximize, decoupled_weight_decay)
-    for i, p in enumerate(params):
-        a = nd(p)
-        g = np.negative(nd(grads[i])) if maximize else nd(grads[i])
-        m, v = nd(exp_avgs[i]), nd(exp_avg_sqs[i])
-        st = nd(steps[i])
-        np.add(st, 1, out=st)
-        _bump(steps[i])
-        step = float(st)
-        tmp = np.empty_like(a)
-        if weight_decay != 0:
-            if decoupled_weight_decay:
-                np.multiply(a, 1 - lr * weight_decay, out=a)
-            else:
-                np.multiply(a, weight_decay, out=tmp)
-                g = np.add(g, tmp)
-        # m = lerp(m, g, 1 - beta1) = m + (1 - beta1) * (g - m)
-        np.subtract(g, m, out=tmp)
-        np.multiply(tmp, 1 - beta1, out=tmp)
-        np.add(m, tmp, out=m)
-        # v = beta2 * v + (1 - beta2) * g * g
-        np.multiply(v, beta2, out=v)
-        np.multiply(g, g, out=tmp)
-        if 1 - beta2 != 1:
-            np.multiply(tmp, 1 - beta2, out=tmp)
-        np.add(v, tmp, out=v)
-        bias_correction1 = 1 - beta1 ** step
-        bias_correction2_sqrt = (1 - beta2 ** step) ** 0.5
-        step_size = lr / bias_correction1
-        if amsgrad:
-            vmax = nd(max_exp_avg_sqs[i])
-            np.maximum(vmax, v, out=vmax)
-            _bump(max_exp_avg_sqs[i])
-            v_use = vmax
+def make_kernels(xp=np, nd=nd) -> dict:
+    """The fused optimizer kernels over the array module ``xp`` (numpy here; ember-cuda-cupy
+    calls it with cupy and its own ``nd``)."""
+    def _add_scaled(dst, src, alpha, tmp):
+        """``dst += alpha * src`` as ember's ``add_(src, alpha=alpha)`` computes it."""
+        if alpha != 1:
+            xp.multiply(src, alpha, out=tmp)
+            xp.add(dst, tmp, out=dst)
         else:
-            v_use = v
-        np.sqrt(v_use, out=tmp)
-        np.true_divide(tmp, bias_correction2_sqrt, out=tmp)
-        np.add(tmp, eps, out=tmp)
-        # p += -step_size * m / denom
-        np.true_divide(m, tmp, out=tmp)
-        _add_scaled(a, tmp, -step_size, tmp)
-        _bump(p, exp_avgs[i], exp_avg_sqs[i])
-    return None
+            xp.add(dst, src, out=dst)
+
+    def k_fused_sgd(params, grads, momentum_buffers, first_step, lr, weight_decay, momentum, dampening, nesterov,
+                    maximize):
+        if any(nd(p).dtype not in _FAST for p in params):
+            return _ref.sgd_update(params, grads, momentum_buffers, first_step, lr, weight_decay, momentum, dampening,
+                                   nesterov, maximize)
+        for i, p in enumerate(params):
+            a = nd(p)
+            g = xp.negative(nd(grads[i])) if maximize else nd(grads[i])
+            tmp = xp.empty_like(a)
+            if weight_decay != 0:
+                xp.multiply(a, weight_decay, out=tmp)
+                g = xp.add(g, tmp)
+            if momentum != 0:
+                buf_t = momentum_buffers[i]
+                buf = nd(buf_t)
+                if first_step[i]:
+                    xp.copyto(buf, g)
+                else:
+                    xp.multiply(buf, momentum, out=buf)
+                    _add_scaled(buf, g, 1 - dampening, tmp)
+                _bump(buf_t)
+                if nesterov:
+                    xp.multiply(buf, momentum, out=tmp)
+                    g = xp.add(g, tmp)
+                else:
+                    g = buf
+            _add_scaled(a, g, -lr, tmp)
+            _bump(p)
+        return None
 
 
-KERNELS = {"_fused_sgd_": k_fused_sgd, "_fused_adam_": k_fused_adam}
+    def k_fused_adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps, lr, beta1, beta2, weight_decay, eps,
+                     amsgrad, maximize, decoupled_weight_decay):
+        if any(nd(p).dtype not in _FAST for p in params):
+            return _ref.adam_update(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps, lr, beta1, beta2,
+                                    weight_decay, eps, amsgrad, maximize, decoupled_weight_decay)
+        for i, p in enumerate(params):
+            a = nd(p)
+            g = xp.negative(nd(grads[i])) if maximize else nd(grads[i])
+            m, v = nd(exp_avgs[i]), nd(exp_avg_sqs[i])
+            st = nd(steps[i])
+            xp.add(st, 1, out=st)
+            _bump(steps[i])
+            step = float(st)
+            tmp = xp.empty_like(a)
+            if weight_decay != 0:
+                if decoupled_weight_decay:
+                    xp.multiply(a, 1 - lr * weight_decay, out=a)
+                else:
+                    xp.multiply(a, weight_decay, out=tmp)
+                    g = xp.add(g, tmp)
+            # m = lerp(m, g, 1 - beta1) = m + (1 - beta1) * (g - m)
+            xp.subtract(g, m, out=tmp)
+            xp.multiply(tmp, 1 - beta1, out=tmp)
+            xp.add(m, tmp, out=m)
+            # v = beta2 * v + (1 - beta2) * g * g
+            xp.multiply(v, beta2, out=v)
+            xp.multiply(g, g, out=tmp)
+            if 1 - beta2 != 1:
+                xp.multiply(tmp, 1 - beta2, out=tmp)
+            xp.add(v, tmp, out=v)
+            bias_correction1 = 1 - beta1 ** step
+            bias_correction2_sqrt = (1 - beta2 ** step) ** 0.5
+            step_size = lr / bias_correction1
+            if amsgrad:
+                vmax = nd(max_exp_avg_sqs[i])
+                xp.maximum(vmax, v, out=vmax)
+                _bump(max_exp_avg_sqs[i])
+                v_use = vmax
+            else:
+                v_use = v
+            xp.sqrt(v_use, out=tmp)
+            xp.true_divide(tmp, bias_correction2_sqrt, out=tmp)
+            xp.add(tmp, eps, out=tmp)
+            # p += -step_size * m / denom
+            xp.true_divide(m, tmp, out=tmp)
+            _add_scaled(a, tmp, -step_size, tmp)
+            _bump(p, exp_avgs[i], exp_avg_sqs[i])
+        return None
+
+
+    return {"_fused_sgd_": k_fused_sgd, "_fused_adam_": k_fused_adam}
+
+
+KERNELS = make_kernels()
