@@ -1,5 +1,6 @@
 """Packaging: the core's package list in pyproject.toml matches core/, and the distribution
-layout follows DESIGN.md."""
+layout follows DESIGN.md (backends and plugins are separate distributions; plugins use ember's
+public API only)."""
 import os
 import re
 
@@ -28,6 +29,21 @@ def test_backends_are_separate_distributions():
         text = open(os.path.join(ROOT, "backends", name, "pyproject.toml")).read()
         assert f'name = "{dist}"' in text
         assert "[project.entry-points.ember]" in text
+
+
+def test_plugins_are_separate_distributions_on_the_public_api():
+    for name in ("lookahead", "rmsnorm"):
+        folder = os.path.join(ROOT, "plugins", name)
+        text = open(os.path.join(folder, "pyproject.toml")).read()
+        assert f'name = "ember-{name}"' in text
+        assert f'[project.entry-points.ember]\n{name} = "ember_{name}"' in text
+        assert os.path.isfile(os.path.join(folder, "README.md")) and os.path.isdir(os.path.join(folder, "tests"))
+        for dirpath, _, filenames in os.walk(os.path.join(folder, f"ember_{name}")):
+            for f in filenames:
+                if f.endswith(".py"):
+                    src = open(os.path.join(dirpath, f)).read()
+                    private = re.findall(r"\bember\._\w+|from ember\S* import _\w+|from ember\._\w+", src)
+                    assert not private, f"plugins/{name}: {f} uses ember's private names {private}"
 
 
 def test_core_depends_on_numpy_and_pluggy_only():
