@@ -120,9 +120,9 @@ def has_cpu_backend() -> bool:
 
 
 def pytest_configure(config):
-    # backends compute inf/nan silently, as PyTorch does; pytest resets the warning filters a
-    # backend installs when it is first imported inside a test, so repeat them here
-    config.addinivalue_line("filterwarnings", r"ignore::RuntimeWarning:ember_cpu_numpy\..*")
+    # backends (packages ember_<name>) compute inf/nan silently, as PyTorch does; pytest resets the
+    # warning filters a backend installs when it is first imported inside a test, so repeat them here
+    config.addinivalue_line("filterwarnings", r"ignore::RuntimeWarning:ember_[a-z0-9_]+\..*")
     config.addinivalue_line(
         "markers", "ember_requires(devices=1, cpu=False, accelerator=False): collect the test only for backends "
         "with at least `devices` devices, (cpu=True) only where a cpu backend is installed, (accelerator=True) only "
