@@ -1,57 +1,128 @@
 """The benchmark runner: ``python -m benchmarks [--backend NAME] [--only PATTERN] [--quick]``.
 
-Prints a table of median times (ember, numpy by hand, PyTorch when installed) with the ratios
-ember/numpy and ember/torch, and writes it to ``benchmarks/RESULTS.md`` with the machine's
-description (``--no-write`` to skip).
+Every workload is run in ember and, in the same process, in hand-written numpy and in PyTorch
+(when installed); with ``--against BACKEND`` also in ember on a reference backend (the opencl
+targets are ratios against cpu_numpy). The table of times, ratios and targets is printed and
+written into this backend's section of ``benchmarks/RESULTS.md`` (``--no-write`` to skip); the
+rest of that file (other backends, the method, the optimisation log) is kept.
+
+Timing is built for a shared machine whose other users come and go:
+
+* the implementations of one workload are measured **interleaved**: each round times one sample
+  of every implementation, in a rotating order, so a burst of foreign load hits all of them;
+* a sample is a batch of calls sized to ~``--sample-ms`` (one call for slow workloads);
+* the reported time is the median over rounds, and each ratio is the **median of the per-round
+  ratios** (paired samples, so a slow round cancels out);
+* CPU time (``time.process_time``: every thread of the process) is recorded beside wall time and
+  its ratio is reported too: it does not grow when the scheduler takes the CPU away;
+* ``--threads N`` sets OMP/OpenBLAS/MKL threads and ``torch.set_num_threads`` before anything is
+  imported (``--threads 1`` keeps spinning BLAS threads from fighting other jobs for 2 cores).
 """
 from __future__ import annotations
 
 import argparse
 import importlib
+import json
 import os
 import pkgutil
 import platform
 import statistics
 import sys
 import time
+import traceback
 
-from benchmarks.registry import WORKLOADS, Context
+from benchmarks.registry import TARGETS, WORKLOADS, Context
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+IMPLS = ("ember", "ref", "numpy", "torch")
+THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
 
-def load_workloads():
-    import benchmarks.workloads as pkg
-    for m in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda m: m.name):
-        importlib.import_module(f"benchmarks.workloads.{m.name}")
+# -- timing ------------------------------------------------------------------------------------
 
-
-def time_fn(fn, min_time: float = 0.4, max_reps: int = 10000, warmup: int = 2) -> float:
-    """Median seconds per call over repeated batches (auto-sized to ~min_time in total)."""
-    for _ in range(warmup):
-        fn()
+def _call_time(fn) -> float:
     t0 = time.perf_counter()
     fn()
-    one = max(time.perf_counter() - t0, 1e-7)
-    batch = max(1, min(max_reps, int(0.02 / one)))
-    samples = []
-    end = time.perf_counter() + min_time
-    while len(samples) < 5 or (time.perf_counter() < end and len(samples) < 50):
-        t0 = time.perf_counter()
-        for _ in range(batch):
-            fn()
-        samples.append((time.perf_counter() - t0) / batch)
-    return statistics.median(samples)
+    return time.perf_counter() - t0
 
 
-def fmt_time(s: float) -> str:
+def measure(impls: dict, budget: float = 2.0, sample: float = 0.03, min_rounds: int = 5,
+            max_rounds: int = 200, warmup: int = 2) -> dict:
+    """Time the callables of ``impls`` (name -> zero-argument callable) interleaved.
+
+    Returns name -> {"wall": [s per call per round], "cpu": [...], "calls": calls per sample};
+    a callable that raises is left out and its error kept under "error" instead.
+    """
+    res: dict = {}
+    live = {}
+    for name, fn in impls.items():
+        try:
+            one = _call_time(fn)                     # the first call warms up
+            if one < 0.2:                            # slow workloads: that one call will do
+                for _ in range(warmup - 1):
+                    fn()
+                one = min(_call_time(fn) for _ in range(2))
+        except Exception as e:  # a failing implementation is reported, not fatal
+            res[name] = {"error": f"{type(e).__name__}: {e}", "trace": traceback.format_exc()}
+            continue
+        live[name] = fn
+        res[name] = {"wall": [], "cpu": [], "calls": max(1, int(sample / max(one, 1e-7))), "first": one}
+    names = list(live)
+    if names and max(res[n]["first"] for n in names) > 1.0:
+        min_rounds = min(min_rounds, 3)              # seconds-long calls: three rounds suffice
+    end = time.perf_counter() + budget
+    r = 0
+    while names and r < max_rounds and (r < min_rounds or time.perf_counter() < end):
+        k = r % len(names)
+        for name in names[k:] + names[:k]:          # rotate the order every round
+            fn, d = live[name], res[name]
+            n = d["calls"]
+            c0, t0 = time.process_time(), time.perf_counter()
+            for _ in range(n):
+                fn()
+            t1, c1 = time.perf_counter(), time.process_time()
+            d["wall"].append((t1 - t0) / n)
+            d["cpu"].append((c1 - c0) / n)
+        r += 1
+    return res
+
+
+def summarize(res: dict) -> tuple[dict, dict, dict]:
+    """(median wall time per impl, median CPU time per impl, ratios) where ratios[other] is the
+    median over rounds of ember's time / other's time in the same round, and ratios[other+"_cpu"]
+    the same for CPU time."""
+    times, cpu, ratios = {}, {}, {}
+    for name, d in res.items():
+        if d.get("wall"):
+            times[name] = statistics.median(d["wall"])
+            cpu[name] = statistics.median(d["cpu"])
+    e = res.get("ember", {})
+    for other in times:
+        if other == "ember" or "ember" not in times:
+            continue
+        o = res[other]
+        n = min(len(e["wall"]), len(o["wall"]))
+        ratios[other] = statistics.median(e["wall"][i] / o["wall"][i] for i in range(n))
+        pairs = [e["cpu"][i] / o["cpu"][i] for i in range(n) if o["cpu"][i] > 0]
+        if pairs:
+            ratios[other + "_cpu"] = statistics.median(pairs)
+    return times, cpu, ratios
+
+
+# -- formatting --------------------------------------------------------------------------------
+
+def fmt_time(s) -> str:
     if s is None:
         return "-"
-    if s < 1e-3:
+    if abs(s) < 1e-3:
         return f"{s * 1e6:.1f} µs"
-    if s < 1:
+    if abs(s) < 1:
         return f"{s * 1e3:.2f} ms"
     return f"{s:.2f} s"
+
+
+def fmt_ratio(r) -> str:
+    return "-" if r is None else f"{r:.2f}"
 
 
 def machine() -> str:
@@ -65,94 +136,230 @@ def machine() -> str:
                     break
     except OSError:
         pass
-    n = os.cpu_count()
-    s = f"{cpu}, {n} cores, Python {platform.python_version()}, numpy {numpy.__version__}"
+    s = (f"{cpu}, {os.cpu_count()} cores, {platform.system()} {platform.release()}, "
+         f"Python {platform.python_version()}, numpy {numpy.__version__}")
     try:
-        import torch
-        s += f", PyTorch {torch.__version__} ({torch.get_num_threads()} threads)"
-    except ImportError:
-        s += ", PyTorch not installed"
+        from threadpoolctl import threadpool_info  # optional: names the BLAS numpy uses
+        blas = [f"{i['internal_api']} {i['version']}" for i in threadpool_info() if i.get("user_api") == "blas"]
+        if blas:
+            s += f" ({', '.join(blas)})"
+    except Exception:
+        pass
     return s
 
 
-def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m benchmarks")
-    p.add_argument("--backend", default="cpu_numpy", help="ember backend: cpu_numpy, opencl, cuda_cupy")
-    p.add_argument("--only", default="", help="run workloads whose name contains this")
-    p.add_argument("--quick", action="store_true", help="shorter timing, skip slow workloads")
-    p.add_argument("--no-write", action="store_true", help="don't write benchmarks/RESULTS.md")
-    p.add_argument("--output", default=os.path.join(HERE, "RESULTS.md"))
-    args = p.parse_args(argv)
-    import ember
-    from ember import _plugins
-    _plugins.load()
-    spec = _plugins.backends.get(args.backend)
-    if spec is None:
-        print(f"no ember backend named {args.backend!r} (installed: {', '.join(sorted(_plugins.backends))})")
-        return 2
-    device = spec.device_type if spec.device_type == "cpu" else f"{spec.device_type}:0"
+def _load() -> str:
     try:
-        import torch
-        torch.set_grad_enabled(True)
-    except ImportError:
-        torch = None
-    tdev = "cuda" if spec.device_type == "cuda" and torch is not None and torch.cuda.is_available() else "cpu"
-    ctx = Context(args.backend, device, torch, tdev)
-    load_workloads()
-    rows = []
-    for w in WORKLOADS:
-        if args.only and args.only not in w.name:
-            continue
-        if args.quick and not w.quick:
-            continue
-        impls = w.fn(ctx)
-        times = {}
-        for impl in ("ember", "numpy", "torch"):
-            f = impls.get(impl)
-            if f is None:
-                continue
-            try:
-                times[impl] = time_fn(f, min_time=0.15 if args.quick else 0.5)
-            except Exception as e:  # a failing implementation is reported, not fatal
-                print(f"  {w.name} [{impl}] failed: {type(e).__name__}: {e}", file=sys.stderr)
-        rows.append((w, times, impls.get("note", "")))
-        e, n, t = times.get("ember"), times.get("numpy"), times.get("torch")
-        print(f"{w.name:<34} ember {fmt_time(e):>10}  numpy {fmt_time(n):>10}  torch {fmt_time(t):>10}"
-              f"  e/np {e / n if e and n else float('nan'):6.2f}  e/torch {e / t if e and t else float('nan'):6.2f}")
-    table = render(rows, args.backend, device)
-    if not args.no_write:
-        write_results(args.output, args.backend, table)
-    return 0
+        return "load average %.1f %.1f %.1f" % os.getloadavg()
+    except OSError:
+        return "load average unknown"
 
 
-def render(rows, backend, device) -> str:
-    lines = [f"Backend `{backend}` (device `{device}`) on {machine()}.", "",
-             "| workload | group | ember | numpy | torch | ember/numpy | ember/torch | notes |",
-             "|---|---|---:|---:|---:|---:|---:|---|"]
-    for w, times, note in rows:
-        e, n, t = times.get("ember"), times.get("numpy"), times.get("torch")
-        rn = f"{e / n:.2f}" if e and n else "-"
-        rt = f"{e / t:.2f}" if e and t else "-"
-        lines.append(f"| {w.name} | {w.group} | {fmt_time(e)} | {fmt_time(n)} | {fmt_time(t)} | {rn} | {rt} | {note} |")
+def _target_cell(t, ratios, times):
+    if t is None:
+        return "", None
+    v = t.measure(ratios, times)
+    ok = t.met(v)
+    if v is None:
+        return f"{t.describe()}: not measured", None
+    shown = fmt_ratio(v) if t.kind == "ratio" else fmt_time(v)
+    return f"{t.describe()}: {shown} {'met' if ok else 'MISSED'}", ok
+
+
+def render(rows: list, header: str, has: set) -> str:
+    """The markdown section for one run: a table of times and ratios, then the targets."""
+    cols = [("ember", "ember")] + [(k, lab) for k, lab in (("ref", "ember ref"), ("numpy", "numpy"),
+                                                           ("torch", "torch")) if k in has]
+    rcols = [(k, lab) for k, lab in (("ref", "e/ref"), ("numpy", "e/numpy"), ("torch", "e/torch"),
+                                     ("torch_cpu", "e/torch CPU")) if k.split("_")[0] in has]
+    head = ["workload"] + [c[1] for c in cols] + [c[1] for c in rcols] + ["rounds", "target", "notes"]
+    lines = [header, "", "| " + " | ".join(head) + " |",
+             "|---" + "|---:" * (len(cols) + len(rcols) + 1) + "|---|---|"]
+    for row in rows:
+        if row.get("error"):
+            lines.append(f"| {row['name']} | " + " | ".join("-" for _ in cols + rcols) +
+                         f" | - | | failed: {row['error']} |")
+            continue
+        times, ratios = row["times"], row["ratios"]
+        cells = [row["name"]] + [fmt_time(times.get(k)) for k, _ in cols]
+        cells += [fmt_ratio(ratios.get(k)) for k, _ in rcols]
+        cells += [str(row["rounds"]), row["target_text"], row["note"]]
+        lines.append("| " + " | ".join(cells) + " |")
+    tgt = [r for r in rows if r.get("target_text")]
+    if tgt:
+        met = sum(1 for r in tgt if r["target_ok"])
+        lines += ["", f"Targets met: {met} of {len(tgt)}."]
     return "\n".join(lines)
 
 
-def write_results(path, backend, table) -> None:
-    """Replace this backend's section of RESULTS.md (other backends' sections are kept)."""
-    head = "# Benchmark results\n\nWritten by `python -m benchmarks`; each backend's section is replaced when it is rerun.\n"
-    sections = {}
-    if os.path.exists(path):
-        cur = None
-        for line in open(path).read().splitlines():
-            if line.startswith("## backend "):
-                cur = line[len("## backend "):].strip()
-                sections[cur] = []
-            elif cur is not None:
-                sections[cur].append(line)
-        sections = {k: "\n".join(v).strip() for k, v in sections.items()}
+RESULTS_HEAD = """# Benchmark results
+
+Tables written by `python -m benchmarks` (see `benchmarks/README.md`): each run replaces its own
+section, between its `ember-bench` markers; everything else in this file is kept.
+"""
+
+
+def write_results(path: str, key: str, body: str) -> None:
+    """Put ``body`` between the markers of section ``key`` in ``path`` (appended when new)."""
+    begin, end = f"<!-- ember-bench begin {key} -->", f"<!-- ember-bench end {key} -->"
+    text = open(path).read() if os.path.exists(path) else RESULTS_HEAD
+    block = f"{begin}\n{body.strip()}\n{end}"
+    i, j = text.find(begin), text.find(end)
+    if i >= 0 and j > i:
+        text = text[:i] + block + text[j + len(end):]
+    else:
+        text = text.rstrip("\n") + "\n\n" + block + "\n"
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+# -- the run ---------------------------------------------------------------------------------
+
+def load_workloads() -> list:
+    """Import every workload module; a module that fails to import is reported and skipped."""
+    import benchmarks.workloads as pkg
+    failed = []
+    for m in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda m: m.name):
+        try:
+            importlib.import_module(f"benchmarks.workloads.{m.name}")
+        except Exception as e:
+            failed.append((m.name, f"{type(e).__name__}: {e}"))
+            print(f"workload module {m.name} failed to import: {type(e).__name__}: {e}", file=sys.stderr)
+    return failed
+
+
+def _selected(w, only, quick) -> bool:
+    if quick and not w.quick:
+        return False
+    if not only:
+        return True
+    n = w.name.lower()
+    return any(p.lower() in n or p.lower() == w.group.lower() for p in only)
+
+
+def _context(backend: str, torch):
+    from ember import _plugins
+    _plugins.load()
+    spec = _plugins.backends.get(backend)
+    if spec is None:
+        return None, f"no ember backend named {backend!r} (installed: {', '.join(sorted(_plugins.backends))})"
+    device = spec.device_type if spec.device_type == "cpu" else f"{spec.device_type}:0"
+    try:
+        from ember import _devices
+        _devices.canonical(device)
+    except Exception as e:
+        return None, f"backend {backend!r} is not usable here: {type(e).__name__}: {e}"
+    tdev = "cuda" if spec.device_type == "cuda" and torch is not None and torch.cuda.is_available() else "cpu"
+    return Context(backend, device, torch, tdev), None
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.split("\n\n")[0])
+    p.add_argument("--backend", default="cpu_numpy", help="ember backend: cpu_numpy, opencl, cuda_cupy")
+    p.add_argument("--against", default=None,
+                   help="also run ember on this reference backend (default: cpu_numpy for other backends)")
+    p.add_argument("--only", action="append", default=[],
+                   help="run workloads whose name contains this, or of this group (repeatable)")
+    p.add_argument("--quick", action="store_true", help="short timing, skip slow workloads")
+    p.add_argument("--budget", type=float, default=None, help="seconds of timing per workload (default 3, quick 0.3)")
+    p.add_argument("--sample-ms", type=float, default=30.0, help="length of one timed sample")
+    p.add_argument("--threads", type=int, default=None, help="BLAS/OpenMP/torch threads (default: leave as set)")
+    p.add_argument("--no-torch", action="store_true", help="don't run PyTorch even when it is installed")
+    p.add_argument("--no-write", action="store_true", help="don't write benchmarks/RESULTS.md")
+    p.add_argument("--output", default=os.path.join(HERE, "RESULTS.md"))
+    p.add_argument("--json", default=None, help="also write the raw samples here")
+    p.add_argument("--list", action="store_true", help="list the workloads and exit")
+    return p.parse_args(argv)
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    if args.threads is not None:        # before numpy, torch or a backend is imported
+        for v in THREAD_VARS:
+            os.environ[v] = str(args.threads)
+    failed_modules = load_workloads()
+    if args.list:
+        for w in WORKLOADS:
+            print(f"{w.group:<14} {w.name}{'' if w.quick else '  (not in --quick)'}")
+        return 0
+    torch = None
+    if not args.no_torch:
+        try:
+            import torch
+            torch.set_grad_enabled(True)
+            if args.threads is not None:
+                torch.set_num_threads(args.threads)
+        except ImportError:
+            torch = None
+    ctx, err = _context(args.backend, torch)
+    if ctx is None:
+        print(err, file=sys.stderr)
+        return 2
+    against = args.against if args.against is not None else (None if args.backend == "cpu_numpy" else "cpu_numpy")
+    ref = None
+    if against and against != args.backend:
+        ref, err = _context(against, None)
+        if ref is None:
+            print(f"--against: {err}", file=sys.stderr)
+    budget = args.budget if args.budget is not None else (0.3 if args.quick else 3.0)
+    targets = TARGETS.get(args.backend, {})
+    load0 = _load()
+    rows, raw = [], {}
+    for w in WORKLOADS:
+        if not _selected(w, args.only, args.quick):
+            continue
+        row = {"name": w.name, "group": w.group}
+        try:
+            impls = dict(w.fn(ctx))
+            if ref is not None:
+                r_impl = w.fn(ref).get("ember")
+                if r_impl is not None:
+                    impls["ref"] = r_impl
+        except Exception as e:
+            row["error"] = f"{type(e).__name__}: {e}"
+            print(f"{w.name}: setup failed: {row['error']}", file=sys.stderr)
+            rows.append(row)
+            continue
+        note = impls.pop("note", "")
+        impls = {k: impls[k] for k in IMPLS if impls.get(k) is not None}
+        res = measure(impls, budget=budget, sample=args.sample_ms / 1e3, min_rounds=3 if args.quick else 5)
+        for k, d in res.items():
+            if "error" in d:
+                print(f"  {w.name} [{k}] failed: {d['error']}", file=sys.stderr)
+                note = (note + "; " if note else "") + f"{k} failed: {d['error'][:80]}"
+        if "ember" not in res or "error" in res["ember"]:
+            row["error"] = res.get("ember", {}).get("error", "no ember implementation")
+            rows.append(row)
+            continue
+        times, cpu, ratios = summarize(res)
+        t = targets.get(w.name)
+        text, ok = _target_cell(t, ratios, times)
+        row.update(times=times, cpu=cpu, ratios=ratios, note=note, target_text=text, target_ok=ok,
+                   rounds=min(len(d["wall"]) for d in res.values() if "wall" in d))
+        rows.append(row)
+        raw[w.name] = {k: {kk: vv for kk, vv in d.items() if kk != "trace"} for k, d in res.items()}
+        print(f"{w.name:<60} " + "  ".join(f"{k} {fmt_time(times.get(k)):>9}" for k in IMPLS if k in times)
+              + "".join(f"  e/{k} {ratios[k]:.2f}" for k in ("ref", "numpy", "torch", "torch_cpu") if k in ratios)
+              + (f"  [{text}]" if text else ""), flush=True)
+    has = {k for r in rows for k in r.get("times", {})}
+    threads = args.threads if args.threads is not None else os.environ.get("OMP_NUM_THREADS", "default")
+    key = args.backend + (f" threads={args.threads}" if args.threads is not None else "")
     stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
-    sections[backend] = f"_{stamp}_\n\n{table}"
-    with open(path, "w") as f:
-        f.write(head)
-        for k in sorted(sections):
-            f.write(f"\n## backend {k}\n\n{sections[k]}\n")
+    tver = f"PyTorch {torch.__version__} ({torch.get_num_threads()} threads)" if torch is not None else "PyTorch not run"
+    header = (f"## {args.backend}" + (f", {args.threads} thread{'s' if args.threads != 1 else ''}" if args.threads else "")
+              + f"\n\n_{stamp}; `python -m benchmarks {' '.join(argv if argv is not None else sys.argv[1:])}`_\n\n"
+              f"Backend `{args.backend}` (device `{ctx.device}`"
+              + (f", reference `{ref.backend}`" if ref is not None else "") + f") on {machine()}; {tver}; "
+              f"BLAS/OpenMP threads: {threads}; {load0} at the start, {_load()} at the end. "
+              f"Times are medians over interleaved rounds; ratios are medians of per-round ratios.")
+    if failed_modules:
+        header += "\n\nWorkload modules that failed to import: " + "; ".join(f"{m} ({e})" for m, e in failed_modules)
+    body = render(rows, header, has)
+    if not args.no_write:
+        write_results(args.output, key, body)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"key": key, "machine": machine(), "rows": rows, "raw": raw}, f, indent=1, default=str)
+    return 0
