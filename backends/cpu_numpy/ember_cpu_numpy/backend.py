@@ -75,10 +75,6 @@ def wrap(a, device) -> Tensor:
     return _make(UntypedStorage(flat, a.nbytes, device), shape, st, 0, dt, device, a)
 
 
-def _arg(x):
-    return nd(x) if isinstance(x, Tensor) else x
-
-
 def _dev(*xs):
     for x in xs:
         if isinstance(x, Tensor):
@@ -418,7 +414,7 @@ def make_kernels(xp=np, nd=nd, wrap=wrap, special=_special) -> dict:
 
 
     def k_where(c, a, b):
-        r = xp.where(nd(c), _arg(a), _arg(b))
+        r = xp.where(nd(c), nd(a) if isinstance(a, Tensor) else a, nd(b) if isinstance(b, Tensor) else b)
         dt = a._dtype if isinstance(a, Tensor) else b._dtype if isinstance(b, Tensor) else None
         if dt is not None and r.dtype != dt.np:  # a python scalar next to a bfloat16 array widens it
             r = r.astype(dt.np)
