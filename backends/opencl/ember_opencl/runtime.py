@@ -289,20 +289,16 @@ class CLDevice:
 
     def free(self, clbuf, size: int) -> None:
         self.pool.in_use -= size
-        if not self.pool.give(size, clbuf):
+        if size != _bucket(size) or not self.pool.give(size, clbuf):
             clbuf.release()
 
     def from_host(self, host: np.ndarray) -> Buf:
         """A new buffer holding a copy of the C-contiguous array ``host``; the copy is made when
         the buffer is created (no queue round trip)."""
         nbytes = host.nbytes
-        size = _bucket(nbytes)
         if nbytes == 0:
             return self.alloc(0)
-        if size != nbytes:
-            padded = np.empty(size, np.uint8)
-            padded[:nbytes] = host.reshape(-1).view(np.uint8)
-            host = padded
+        size = nbytes  # exact: no host-side padding copy; a size off the pool's grid is not pooled
         b = self._new_buffer(size, host)
         self.pool.in_use += size
         if self.pool.in_use > self.pool.peak:

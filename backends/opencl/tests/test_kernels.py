@@ -226,3 +226,24 @@ def test_random_fill_of_a_strided_view(dev):
     x[:, ::2].uniform_(5.0, 6.0)
     h = host(x)
     assert (h[:, 1::2] == 0).all() and (h[:, ::2] >= 5).all() and (h[:, ::2] < 6).all()
+
+
+@pytest.mark.parametrize("n", [1, 15, 16, 17, 100003])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_vector_layout_and_its_tail(dev, n, dtype):
+    a = (rng.standard_normal(n) * 2).astype(dtype)
+    b = (rng.standard_normal(n) + 3).astype(dtype)
+    x, y = t(a, dev), t(b, dev)
+    tol = dict(rtol=1e-5 if dtype == np.float32 else 1e-12, atol=1e-6 if dtype == np.float32 else 1e-12)
+    np.testing.assert_allclose(host(x.exp()), np.exp(a), **tol)
+    np.testing.assert_allclose(host(ember.log(y)), np.log(b), **tol)
+    np.testing.assert_allclose(host(x * y + 2.5), a * b + 2.5, **tol)
+    np.testing.assert_allclose(host(ember.pow(y, 1.5)), b ** 1.5, **tol)
+    np.testing.assert_allclose(host(ember.maximum(x, y - 3)), np.maximum(a, b - 3), **tol)
+    np.testing.assert_allclose(host(x.relu()), np.maximum(a, 0), **tol)
+    assert host(x > y - 3).tolist() == (a > b - 3).tolist()
+    assert host(x <= 0.25).tolist() == (a <= 0.25).tolist()
+    nan = a.copy()
+    nan[n // 2] = np.nan
+    r = host(ember.maximum(t(nan, dev), y))
+    assert np.isnan(r[n // 2]) and host(t(nan, dev).relu())[n // 2] != host(t(nan, dev).relu())[n // 2]

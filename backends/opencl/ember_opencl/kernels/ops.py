@@ -168,6 +168,33 @@ BINARY = {
 }
 
 
+# the ops whose float expression is also valid on vector types (no ?:, no 0/1 comparisons),
+# or their vector form ({vt} is the vector type): they get the vector layout
+VECTOR = {name: None for name in (
+    "neg", "exp", "log", "sin", "cos", "tanh", "sqrt", "erf", "floor", "ceil", "round", "trunc", "exp2",
+    "expm1", "log2", "log10", "log1p", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh",
+    "rsqrt", "sigmoid", "square", "reciprocal", "erfc", "add", "sub", "mul", "div", "pow", "atan2", "hypot",
+    "fmax", "fmin")}
+VECTOR.update({
+    "abs": "fabs(a)",
+    "relu": "select(({vt})0, a, (a > 0) | isnan(a))",
+    "maximum": "select(b, a, (a > b) | isnan(a))",
+    "minimum": "select(b, a, (a < b) | isnan(a))",
+})
+
+
+for _c in ("eq", "ne", "lt", "le", "gt", "ge"):  # vector compares give -1/0 lanes, stored as 1/0
+    VECTOR[_c] = None
+
+
+def vector_form(name: str, t, expr: str):
+    """The vector form of op ``name``'s expression on float type ``t``, or None."""
+    if not t.is_float or name not in VECTOR:
+        return None
+    v = VECTOR[name]
+    return expr if v is None else v
+
+
 def helpers_for(expr: str) -> str:
     out = ""
     if "ipow_" in expr:

@@ -6,7 +6,7 @@ from ember._tensor import Tensor
 from ember.ops._util import broadcast_shapes
 
 from . import elementwise as ew
-from .ops import BINARY, UNARY, helpers_for
+from .ops import BINARY, UNARY, helpers_for, vector_form
 from .types import T
 
 
@@ -44,14 +44,15 @@ def unary(name: str):
         t = T(x._dtype)
         s = specs.get(t.name)
         if s is None:
-            s = specs[t.name] = _spec(table, name, t) + (helpers_for(_spec(table, name, t)[0]),)
-        expr, rt, err, helpers = s
+            sp = _spec(table, name, t)
+            s = specs[t.name] = sp + (helpers_for(sp[0]), vector_form(name, t, sp[0]))
+        expr, rt, err, helpers, vx = s
         cd = ew.cl_dev(x)
         if out is not None and (out._dtype is not rt.dtype or _overlaps(out, (x,), x._shape)):
-            r = ew.run(name, expr, rt, [x], x._shape, None, x._device, cd, err, helpers)
+            r = ew.run(name, expr, rt, [x], x._shape, None, x._device, cd, err, helpers, vx)
             from .memory import k_copy_
             return k_copy_(out, r)
-        r = ew.run(name, expr, rt, [x], x._shape, out, x._device, cd, err, helpers)
+        r = ew.run(name, expr, rt, [x], x._shape, out, x._device, cd, err, helpers, vx)
         _finish(cd, err, name, (x,))
         return r
     k.__name__ = f"k_{name}"
@@ -76,16 +77,16 @@ def binary(name: str):
         s = specs.get(t.name)
         if s is None:
             sp = _spec(table, name, t)
-            s = specs[t.name] = sp + (helpers_for(sp[0]),)
-        expr, rt, err, helpers = s
+            s = specs[t.name] = sp + (helpers_for(sp[0]), vector_form(name, t, sp[0]))
+        expr, rt, err, helpers, vx = s
         ops = [a if isinstance(a, Tensor) else (a, t), b if isinstance(b, Tensor) else (b, t)]
         cd = ew.cl_dev(x)
         if out is not None and (out._dtype is not rt.dtype or _overlaps(out, (a, b), shape)):
-            r = ew.run(name, expr, rt, ops, shape, None, x._device, cd, err, helpers)
+            r = ew.run(name, expr, rt, ops, shape, None, x._device, cd, err, helpers, vx)
             _finish(cd, err, name, (a, b))
             from .memory import k_copy_
             return k_copy_(out, r)
-        r = ew.run(name, expr, rt, ops, shape, out, x._device, cd, err, helpers)
+        r = ew.run(name, expr, rt, ops, shape, out, x._device, cd, err, helpers, vx)
         _finish(cd, err, name, (a, b))
         return r
     k.__name__ = f"k_{name}"
