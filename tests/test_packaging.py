@@ -25,7 +25,7 @@ def test_every_core_package_is_listed():
 
 
 def test_backends_are_separate_distributions():
-    for name, dist in (("cpu_numpy", "ember-cpu-numpy"),):
+    for name, dist in (("cpu_numpy", "ember-cpu-numpy"), ("opencl", "ember-opencl")):
         text = open(os.path.join(ROOT, "backends", name, "pyproject.toml")).read()
         assert f'name = "{dist}"' in text
         assert "[project.entry-points.ember]" in text
