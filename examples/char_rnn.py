@@ -177,7 +177,7 @@ def main(argv=None) -> int:
 
     val_before = evaluate(model, val_ids, args.seq_len, device)
     print(f"step    0  held-out loss {val_before:.3f} nats/char ({val_before / math.log(2):.2f} bits)")
-    report_every = max(1, args.steps // 10)
+    report_every = max(1, args.steps // (2 if args.smoke else 10))
     started, running = time.perf_counter(), []
     model.train()
     for step, (x, y) in enumerate(loader, 1):

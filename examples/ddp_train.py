@@ -81,8 +81,7 @@ def main(argv=None) -> int:
     try:
         dist.init_process_group()
     except (RuntimeError, ImportError) as e:
-        sys.exit(f"ddp_train.py: cannot start ember.distributed: {e}\n"
-                 "Install MPI with `pip install mpi4py mpich`, then: mpiexec -n 2 python examples/ddp_train.py")
+        sys.exit(f"ddp_train.py: cannot start ember.distributed: {e}")
     rank, world = dist.get_rank(), dist.get_world_size()
     if args.batch_size % world:
         sys.exit(f"ddp_train.py: --batch-size {args.batch_size} does not split over {world} processes")

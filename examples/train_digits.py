@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import gzip
-import importlib.util
 import math
 import sys
 import time
@@ -240,8 +239,13 @@ def parse_args(argv=None) -> argparse.Namespace:
         args.epochs = 1 if args.smoke else 15
     if args.epochs < 1 or args.batch_size < 1 or args.workers < 0:
         p.error("--epochs and --batch-size must be positive and --workers non-negative")
-    if args.plot is not None and importlib.util.find_spec("matplotlib") is None:
-        p.error("--plot needs matplotlib, which is not installed: pip install matplotlib")
+    if args.resume and not args.checkpoint.exists():
+        p.error(f"--resume: no checkpoint at {args.checkpoint}; run once without --resume")
+    if args.plot is not None:
+        try:  # checked now rather than after training
+            import matplotlib  # noqa: F401
+        except ImportError:
+            p.error("--plot needs matplotlib, which is not installed: pip install matplotlib")
     return args
 
 
@@ -269,8 +273,6 @@ def main(argv=None) -> int:
     history: list = []
     start_epoch = 1
     if args.resume:
-        if not args.checkpoint.exists():
-            sys.exit(f"train_digits.py: --resume: no checkpoint at {args.checkpoint}; run once without --resume")
         ck = ember.load(args.checkpoint, map_location=device)
         model.load_state_dict(ck["model"])
         optimizer.load_state_dict(ck["optimizer"])
