@@ -56,6 +56,20 @@ def make_tensor(storage: UntypedStorage, shape: tuple, stride: tuple, offset: in
     return _make(storage, shape, stride, offset, dtype, device, native)
 
 
+class KernelTable(dict):
+    """A backend's op -> kernel dict; a missing primitive raises a NotImplementedError naming
+    the backend and the contract instead of a bare KeyError (``get`` still returns None)."""
+
+    backend = None
+
+    def __missing__(self, name):
+        be = self.backend
+        who = f"backend '{be.name}' (device type '{be.device_type}')" if be is not None else "this backend"
+        raise NotImplementedError(
+            f"{name}: {who} has no kernel for this primitive; every backend must implement the ops listed in "
+            "ember.ops.primitives (see docs/backends.md)")
+
+
 class Backend:
     """Base class of every backend. Subclasses fill ``KERNELS`` and override the runtime verbs."""
 
@@ -76,7 +90,8 @@ class Backend:
     known_failures: dict = {}
 
     def __init__(self) -> None:
-        self.kernels: dict = dict(self.KERNELS)
+        self.kernels: dict = KernelTable(self.KERNELS)
+        self.kernels.backend = self
         self.out_kernels = set(self.out_kernels)
 
     # -- registry ---------------------------------------------------------------------------

@@ -116,3 +116,15 @@ def test_out_argument():
         ember.add(ember.ones(2), 1.5, out=ember.empty(2, dtype=ember.int64))
     with pytest.raises(RuntimeError, match="don't support automatic differentiation"):
         ember.exp(ember.ones(2, requires_grad=True), out=ember.empty(2))
+
+
+def test_missing_primitive_kernel_names_backend_and_contract():
+    from ember.backend import Backend
+
+    class Toy(Backend):
+        KERNELS = {}
+    be = Toy()
+    be.name, be.device_type = "toy", "toydev"
+    with pytest.raises(NotImplementedError, match="fill_: backend 'toy' .* ember.ops.primitives"):
+        be.kernels["fill_"]
+    assert be.kernels.get("fill_") is None
