@@ -229,7 +229,7 @@ def run(opkey, expr: str, ot, operands: list, shape: tuple, out: Tensor | None, 
         k = cd.kernel(key, lambda: _vsource(expr, vexpr, ot, kinds, nv, helpers))
         W = vwidth(T(tens[0]._dtype))
         items = (n + W - 1) // W
-        l0 = L.pow2_at_least(items, 16, 64)
+        l0 = L.pow2_at_least(items, 16, 256)
         cd.launch(k, (L.round_up(items, l0),), (l0,), tuple([out._storage._data.cl] +
                                                               [x._storage._data.cl for x in tens]), pack(meta))
         return out
