@@ -246,6 +246,8 @@ class CLDevice:
         self.mf = cl.mem_flags
         self._kernels: dict = {}
         self._klock = threading.Lock()
+        self._llock = threading.Lock()
+        self.max_param = int(device.max_parameter_size)
         self._ident = "|".join([platform.name, platform.version, self.name, device.version, device.driver_version,
                                 BUILD_OPTIONS, _cpu_tag(platform, device)])
         self._err = None  # the error-flag buffer of bounds-checking kernels
@@ -397,15 +399,18 @@ class CLDevice:
     def launch(self, k, gsize: tuple, lsize, bufs: tuple, meta: bytes | None = None) -> None:
         """Queue kernel ``k`` over ``gsize`` with buffer arguments ``bufs`` (cl.Buffer objects)
         and, as the last argument, the packed by-value struct ``meta``."""
-        if meta is None:
-            _set_args(k, bufs)
-        else:
-            _set_args(k, bufs, meta)
-        try:
-            self._enqueue(self.queue, k, gsize, lsize, None, None, False, False)
-        except cl.Error as e:
-            raise to_error(e, f"clEnqueueNDRangeKernel({k.function_name}, global={gsize}, local={lsize}) "
-                              f"on opencl:{self.index}") from None
+        # arguments live on the kernel object: setting them and queueing must not interleave
+        # with another thread launching the same kernel
+        with self._llock:
+            if meta is None:
+                _set_args(k, bufs)
+            else:
+                _set_args(k, bufs, meta)
+            try:
+                self._enqueue(self.queue, k, gsize, lsize, None, None, False, False)
+            except cl.Error as e:
+                raise to_error(e, f"clEnqueueNDRangeKernel({k.function_name}, global={gsize}, local={lsize}) "
+                                  f"on opencl:{self.index}") from None
 
     def memory_stats(self) -> dict:
         p = self.pool

@@ -41,6 +41,10 @@ def new_tensor(cd, shape: tuple, dtype, device) -> Tensor:
     return _make(UntypedStorage(cd.alloc(nbytes), nbytes, device), shape, cstrides(shape), 0, dtype, device)
 
 
+def _expanded(x: Tensor, shape: tuple) -> Tensor:
+    return view(x, shape, L.bstrides(x, shape))
+
+
 def view(t: Tensor, shape: tuple, stride: tuple | None = None, offset: int | None = None) -> Tensor:
     """A tensor over ``t``'s storage with other geometry (internal: no autograd, no base)."""
     return _make(t._storage, shape, cstrides(shape) if stride is None else stride,
@@ -224,6 +228,13 @@ def run(opkey, expr: str, ot, operands: list, shape: tuple, out: Tensor | None, 
             meta.extend(st)
         meta.extend(scal)
     nv = len(meta)
+    if nv * 8 > cd.max_param:  # too many dims for one argument struct: compact the operands first
+        if not tens or all(x.is_contiguous() and x._shape == shape for x in tens):
+            raise RuntimeError(f"opencl:{cd.index}: a {len(shape)}-d elementwise kernel needs {nv * 8} bytes of "
+                               f"arguments; the device allows {cd.max_param} (CL_DEVICE_MAX_PARAMETER_SIZE)")
+        from .memory import clone
+        dense = [x if x.__class__ is tuple else clone(_expanded(x, shape)) for x in operands]
+        return run(opkey, expr, ot, dense, shape, out, device, cd, needs_err, helpers, vexpr)
     key = (opkey, ot.name, kinds, lay, R, needs_err)
     if lay == "flatv":
         k = cd.kernel(key, lambda: _vsource(expr, vexpr, ot, kinds, nv, helpers))
