@@ -1,0 +1,137 @@
+"""The cuda_cupy backend: device ``cuda:N`` is cupy's device N.
+
+Importing this module never imports cupy by itself: the class loads (so ``ember info`` can say why
+the device is unavailable) and cupy comes in when the availability probe runs. A storage's
+``_data`` is a flat cupy array on its device (:mod:`.arrays`); the kernel table is cpu_numpy's,
+built with cupy (:mod:`.kernels`).
+"""
+from __future__ import annotations
+
+import weakref
+
+import numpy as np
+
+from ember import _dtype as D
+from ember.backend import Backend
+
+from . import _cupy
+
+
+class CupyBackend(Backend):
+    """Device type ``cuda``: NVIDIA GPUs through cupy."""
+
+    dtypes = frozenset(d.name for d in D.ALL_DTYPES)
+    tolerances = {"float16": (1e-2, 1e-2), "bfloat16": (4e-2, 4e-2), "float32": (1e-4, 1e-5),
+                  "float64": (1e-7, 1e-9)}
+
+    def __init__(self) -> None:
+        super().__init__()
+        from .api import CudaAPI
+        self.cuda_api = CudaAPI(self)
+        self._pinned = weakref.WeakValueDictionary()  # data pointer -> pinned host array
+        ok, _ = _cupy.availability()
+        if ok:
+            from . import arrays, kernels
+            self.kernels.update(kernels.build_table(multi_device=self.device_count() > 1))
+            self.out_kernels = set(kernels.OUT_KERNELS)
+            arrays._Peak.pool = _cupy.module().get_default_memory_pool()
+
+    # -- devices ------------------------------------------------------------------------------
+    def availability(self) -> tuple:
+        return _cupy.availability()
+
+    def device_count(self) -> int:
+        return _cupy.device_count()
+
+    def current_device(self) -> int:
+        if not _cupy.availability()[0]:
+            return 0
+        return _cupy.module().cuda.runtime.getDevice()
+
+    def set_device(self, index: int) -> None:
+        n = self.device_count()
+        if not 0 <= index < n:
+            raise RuntimeError(f"cuda: invalid device index {index} ({n} CUDA device(s); "
+                               f"{self.availability()[1] or 'cupy sees them'})")
+        _cupy.module().cuda.runtime.setDevice(index)
+
+    def device_name(self, index: int) -> str:
+        name = _cupy.module().cuda.runtime.getDeviceProperties(index)["name"]
+        return name.decode() if isinstance(name, bytes) else str(name)
+
+    # -- runtime verbs --------------------------------------------------------------------------
+    def empty(self, shape, dtype, device):
+        from .arrays import CP_DTYPE, cp, wrap
+        with cp.cuda.Device(device._index):
+            return wrap(cp.empty(tuple(shape), CP_DTYPE[dtype]), device, dtype)
+
+    def from_numpy(self, array, device):
+        """A copy of ``array`` on ``device``; from pinned host memory the copy is queued on the
+        current stream without waiting (the source must stay untouched until it is done)."""
+        from .arrays import BF16, cp, wrap
+        dt = D.from_numpy_dtype(array.dtype)
+        host = array.view(np.uint16) if dt is BF16 else array
+        with cp.cuda.Device(device._index):
+            if self.is_pinned_array(array) and host.flags.c_contiguous:
+                a = cp.empty(host.shape, host.dtype)
+                a.set(host, stream=cp.cuda.get_current_stream())
+            else:
+                a = cp.asarray(host if host.flags.c_contiguous else host.copy())
+            return wrap(a, device, dt)
+
+    def to_numpy(self, tensor) -> np.ndarray:
+        from .arrays import BF16, cp, nd
+        from . import checks
+        checks.raise_pending(tensor._device._index)
+        with cp.cuda.Device(tensor._device._index):
+            a = nd(tensor).get()
+        return a.view(BF16.np) if tensor._dtype is BF16 else a
+
+    def synchronize(self, device=None) -> None:
+        if not _cupy.availability()[0]:
+            return
+        cp = _cupy.module()
+        from . import checks
+        indices = range(self.device_count()) if device is None else [device._index]
+        for i in indices:
+            with cp.cuda.Device(i):
+                cp.cuda.Device(i).synchronize()
+            checks.raise_pending(i)
+
+    def data_ptr(self, storage) -> int:
+        return storage._data.data.ptr if storage._nbytes else 0
+
+    def create_generator(self, device):
+        from .random import CurandGenerator
+        return CurandGenerator(device._index)
+
+    def memory_stats(self, device) -> dict:
+        return self.cuda_api.memory_stats(device._index)
+
+    def empty_cache(self, device=None) -> None:
+        self.cuda_api.empty_cache()
+
+    # -- pinned host memory ---------------------------------------------------------------------
+    def pin_memory(self, tensor):
+        """A cpu tensor with ``tensor``'s values in page-locked host memory (cupy's pinned
+        pool), from which copies to the GPU run asynchronously."""
+        import cupyx
+        host = tensor.detach()._host() if tensor._device._type == "cpu" else tensor.cpu()._host()
+        buf = cupyx.empty_pinned(host.shape, host.dtype)
+        buf[...] = host
+        self._pinned[buf.ctypes.data] = buf
+        import ember
+        return ember.from_numpy(buf)
+
+    def is_pinned_array(self, array) -> bool:
+        if not isinstance(array, np.ndarray) or not array.size:
+            return False
+        base = array
+        while isinstance(base.base, np.ndarray):
+            base = base.base
+        return self._pinned.get(base.ctypes.data) is base
+
+    def is_pinned(self, tensor) -> bool:
+        if tensor._device._type != "cpu":
+            return False
+        return self.is_pinned_array(tensor._storage._data)

@@ -1,0 +1,1 @@
+from . import special  # noqa: F401
