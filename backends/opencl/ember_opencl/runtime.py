@@ -43,7 +43,7 @@ def error_name(code: int) -> str:
             v = getattr(cl.status_code, k)
             if isinstance(v, int) and not k.startswith("_"):
                 _NAMES.setdefault(v, "CL_" + k)
-    return _NAMES.get(code, f"CL_UNKNOWN_ERROR")
+    return _NAMES.get(code, "CL_UNKNOWN_ERROR")
 
 
 def to_error(e: Exception, what: str) -> RuntimeError:

@@ -128,7 +128,7 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
     if vb:
         b = ew.view(b, b._shape + (1,), b._stride + (1,))
     Mr, K = a._shape[-2], a._shape[-1]
-    K2, N = b._shape[-2], b._shape[-1]
+    N = b._shape[-1]
     batch = broadcast_shapes(a._shape[:-2], b._shape[:-2], "matmul")
     out_shape = batch + (Mr, N)
     out = ew.new_tensor(cd, out_shape, a._dtype, dev)

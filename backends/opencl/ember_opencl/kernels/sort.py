@@ -72,7 +72,7 @@ def _source(it, kt, Rk, desc, nv):
     L_.append("  long M_ = m.v[0], K = m.v[1]; long g = get_global_id(0); if (g >= M_ * K) return;")
     L_.append("  long row = g / K, k = g % K; long off = 0, oo = 0;")
     L_.append(L.offsets_code(Rk, ["off", "oo"], ksh, [kx, ko], "row"))
-    L_.append("  " + it.store("ov", "oo + k * m.v[4]", f"key[g]") + ";")
+    L_.append("  " + it.store("ov", "oo + k * m.v[4]", "key[g]") + ";")
     L_.append("  oi[oo + k * m.v[4]] = ix[g];")
     L_.append("}")
     return "\n".join(L_) + "\n"
