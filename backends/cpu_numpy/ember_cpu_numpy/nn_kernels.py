@@ -503,17 +503,16 @@ def make_kernels(xp=np, nd=nd, wrap=wrap, strided=_strided_ro) -> dict:
         m = _work(nd(mean))
         inv = _work(nd(invstd))
         gb = _chan_sum(g3)
-        xhat = a3 - m[:, None]
-        xhat *= inv[:, None]
-        t = xp.multiply(g3, xhat)
-        gw = _chan_sum(t)
-        # gx = w * inv * (g - (gb + xhat * gw) / n), in the two buffers already allocated
-        xhat *= (gw / n)[:, None]
-        xp.subtract(g3, xhat, out=t)
-        t -= (gb / n)[:, None]
-        t *= (inv if w is None else inv * _work(nd(w)))[:, None]
+        xc = a3 - m[:, None]  # centred before any product: no cancellation for inputs far from 0
+        # gw = sum(g * xhat) per channel: (N*C) dot products through matmul, without a product array
+        gw = xp.matmul(g3[:, :, None, :], xc[:, :, :, None]).reshape(N, C).sum(axis=0) * inv
+        # gx = w * inv * (g - (gb + xhat * gw) / n), in xc's buffer: four in-place passes
+        xc *= (-inv * gw / n)[:, None]
+        xc += g3
+        xc -= (gb / n)[:, None]
+        xc *= (inv if w is None else inv * _work(nd(w)))[:, None]
         dev = x._device
-        return (wrap(_back(t.reshape(a.shape), dt), dev), wrap(_back(gw, dt), dev), wrap(_back(gb, dt), dev))
+        return (wrap(_back(xc.reshape(a.shape), dt), dev), wrap(_back(gw, dt), dev), wrap(_back(gb, dt), dev))
 
 
     def k_layer_norm(x, w, b, k, eps):
