@@ -44,7 +44,7 @@ preserve_format = "preserve_format"
 channels_last = "channels_last"
 sparse_coo = "sparse_coo"
 
-_LAZY_SUBMODULES = {"nn", "optim", "utils", "distributed", "testing", "cuda", "serialization", "cli", "backend",
+_LAZY_SUBMODULES = {"nn", "optim", "utils", "distributed", "testing", "cuda", "serialization", "cli", "backend", "backends",
                     "hookspecs", "linalg", "special", "fft", "onnx", "jit", "multiprocessing", "profiler", "amp"}
 
 
@@ -114,6 +114,17 @@ def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None
 
 def are_deterministic_algorithms_enabled() -> bool:
     return True
+
+
+def set_float32_matmul_precision(precision: str) -> None:
+    """``"highest"``, ``"high"`` or ``"medium"``: whether float32 matmuls may use TF32 (cuda)."""
+    from .backends import set_float32_matmul_precision as _set
+    _set(precision)
+
+
+def get_float32_matmul_precision() -> str:
+    from .backends import get_float32_matmul_precision as _get
+    return _get()
 
 
 def set_num_threads(n: int) -> None:
