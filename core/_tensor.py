@@ -510,14 +510,15 @@ class Tensor:
         return self.to(D.bool)
 
     def pin_memory(self, device=None) -> "Tensor":
-        """Pinned host memory is a backend decision; on cpu_numpy this returns ``self``."""
-        be = self._device._backend
-        fn = getattr(be, "pin_memory", None)
-        return fn(self) if fn is not None else self
+        """A copy in page-locked host memory, from which copies to an accelerator run
+        asynchronously. Pinning is the accelerator backend's (``device``, default ``cuda``); where
+        none is installed and available this returns ``self``."""
+        be = _pinning_backend(self, device)
+        return be.pin_memory(self) if be is not None else self
 
     def is_pinned(self, device=None) -> bool:
-        fn = getattr(self._device._backend, "is_pinned", None)
-        return bool(fn(self)) if fn is not None else False
+        be = _pinning_backend(self, device)
+        return bool(be.is_pinned(self)) if be is not None else False
 
     def share_memory_(self) -> "Tensor":
         return self
@@ -581,6 +582,22 @@ def _wrap_dim(dim, ndim: int, op: str = "") -> int:
     if dim < -n or dim >= n:
         raise IndexError(f"{op + ': ' if op else ''}Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
     return dim + n if dim < 0 else dim
+
+
+def _pinning_backend(t, device):
+    """The backend that pins ``t``'s host memory: its own if it pins, else the accelerator's."""
+    be = t._device._backend
+    if hasattr(be, "pin_memory"):
+        return be
+    if t._device._type != "cpu":
+        return None
+    from . import _plugins
+    kind = "cuda" if device is None or device == "" else _device_cls(device)._type
+    try:
+        acc = _plugins.backend_for(kind)
+    except RuntimeError:
+        return None
+    return acc if hasattr(acc, "pin_memory") and acc.availability()[0] else None
 
 
 def _make(storage, shape, stride, offset, dtype, device, native=None) -> Tensor:
