@@ -1,6 +1,11 @@
 """The examples run: each in its --smoke mode in a subprocess, as a user would start it, asserting
 that training lowered the loss; train_digits.py resumes exactly from its checkpoint, degrades
-gracefully without tqdm and matplotlib, and refuses a missing device clearly."""
+gracefully without tqdm and matplotlib, and refuses a missing device clearly.
+
+Where an optional package is missing (a fresh ``pip install -e . -e backends/cpu_numpy``, the
+cpu_numpy tox env) the tests check the example's refusal or fallback; where it is installed
+(``tox -e examples``, which sets ``EMBER_REQUIRE_EXTRAS=1`` so that none can be missing) they
+check the feature: the tqdm bar, the PNG, training on opencl, two MPI ranks."""
 import importlib.util
 import os
 import shutil
@@ -13,6 +18,12 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXAMPLES = os.path.join(ROOT, "examples")
 HAS = {m: importlib.util.find_spec(m) is not None for m in ("tqdm", "matplotlib", "mpi4py", "ember_opencl")}
+
+
+def test_extras_are_installed_where_required():
+    if os.environ.get("EMBER_REQUIRE_EXTRAS") == "1":
+        missing = [m for m, ok in HAS.items() if not ok] + ([] if _mpiexec() else ["mpiexec"])
+        assert not missing, f"EMBER_REQUIRE_EXTRAS=1 but not installed: {missing}"
 
 
 def run(script, *args, cwd, timeout=180, env=None, python=(sys.executable,)):
