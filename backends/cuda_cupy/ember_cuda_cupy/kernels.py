@@ -223,6 +223,21 @@ def k_matmul(a, b):
     return wrap(cp.matmul(x, y), a._device)
 
 
+# -- gather with deferred bounds checks (EMBER_CUDA_INDEX_CHECKS=lazy) -------------------------------
+
+def k_gather_lazy(x, d, index):
+    """gather without waiting for the GPU: reads through clamped indices, flags bad ones on the
+    device; :mod:`.checks` raises at the next synchronization point."""
+    from . import checks
+    a, idx = nd(x), nd(index)
+    n = a.shape[d]
+    if idx.size:
+        checks.defer(x._device._index, "gather", n, d, ((idx < 0) | (idx >= n)).any())
+        idx = cp.clip(idx, 0, max(n - 1, 0))
+    sl = tuple(slice(None) if i == d else slice(0, k) for i, k in enumerate(idx.shape))
+    return wrap(cp.take_along_axis(a[sl], idx, axis=d), x._device)
+
+
 # -- the table --------------------------------------------------------------------------------------
 
 def build_table(multi_device: bool) -> dict:
@@ -238,7 +253,9 @@ def build_table(multi_device: bool) -> dict:
     del table["_to_copy"]
     table.update({"copy_": k_copy_, "fill_": k_fill_, "uniform_": k_uniform_, "normal_": k_normal_,
                   "matmul": k_matmul})
-    from . import nn as _nn, optim as _optim
+    from . import checks, nn as _nn, optim as _optim
+    if checks.LAZY:
+        table["gather"] = k_gather_lazy
     table.update(_optim.KERNELS)
     table.update(_nn.KERNELS)
     out = {}

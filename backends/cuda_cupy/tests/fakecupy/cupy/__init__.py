@@ -328,6 +328,15 @@ for _m in ("sum", "prod", "max", "min", "argmax", "argmin", "mean", "var", "std"
     setattr(ndarray, _m, _meth)
 
 
+def empty(shape, dtype=float, order="C"):
+    """From the memory pool (recycled blocks are not zeroed), as cupy's."""
+    return ndarray(shape, dtype)
+
+
+def empty_like(a, dtype=None, order="K", shape=None):
+    return ndarray(a.shape if shape is None else shape, a.dtype if dtype is None else dtype)
+
+
 def get_array_module(*args):
     return __import__(__name__)
 
