@@ -25,7 +25,7 @@ def test_every_core_package_is_listed():
 
 
 def test_backends_are_separate_distributions():
-    for name, dist in (("cpu_numpy", "ember-cpu-numpy"), ("opencl", "ember-opencl")):
+    for name, dist in (("cpu_numpy", "ember-cpu-numpy"), ("opencl", "ember-opencl"), ("cuda_cupy", "ember-cuda-cupy")):
         text = open(os.path.join(ROOT, "backends", name, "pyproject.toml")).read()
         assert f'name = "{dist}"' in text
         assert "[project.entry-points.ember]" in text
@@ -60,3 +60,11 @@ def test_core_imports_no_backend():
                 src = open(os.path.join(dirpath, f)).read()
                 for backend in ("ember_cpu_numpy", "ember_opencl", "ember_cuda_cupy", "import cupy", "import pyopencl"):
                     assert backend not in src, f"{f} mentions {backend}"
+
+
+def test_the_cuda_backend_pulls_no_cupy_wheel_by_itself():
+    """cupy (several hundred MB, one wheel per CUDA major version) comes only through an extra."""
+    text = open(os.path.join(ROOT, "backends", "cuda_cupy", "pyproject.toml")).read()
+    deps = re.search(r"^dependencies = \[(.*?)\]", text, re.S | re.M).group(1)
+    assert "cupy" not in deps
+    assert 'cuda12 = ["cupy-cuda12x' in text and 'cuda13 = ["cupy-cuda13x' in text
