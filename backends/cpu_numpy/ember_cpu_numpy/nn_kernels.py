@@ -44,7 +44,8 @@ MALLOC_TUNED = _keep_freed_memory()
 
 def _work(a: np.ndarray) -> np.ndarray:
     """float32 copy of 16-bit float arrays (float16, bfloat16), else ``a``."""
-    if a.dtype.itemsize == 2 and a.dtype.kind in "fV" or a.dtype.name == "bfloat16":
+    dt = a.dtype
+    if dt.itemsize == 2 and (dt.kind in "fV" or dt.name == "bfloat16"):  # dtype.name is slow: asked last
         return a.astype(np.float32)
     return a
 
