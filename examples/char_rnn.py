@@ -21,9 +21,9 @@ import sys
 import time
 from pathlib import Path
 
-# The LSTM's matrix products are small; BLAS threads gain nothing on them, and where other work
-# shares the cores they spin and wait, which measured 10-20x slower on a busy 2-core machine.
-# Set before numpy loads; an explicit setting in the environment wins.
+# The LSTM's matrix products are small: BLAS threads gain nothing on them, and where other work
+# shares the cores they spin and wait; on a busy 2-core machine training ran 10-20x slower with
+# them. Set before numpy loads; your setting wins.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import ember  # noqa: E402

@@ -18,15 +18,18 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
 import time
 from pathlib import Path
 
-import ember
-import ember.distributed as dist
-import ember.nn.functional as F
-from ember.nn.parallel import DistributedDataParallel as DDP
-from ember.utils.data import DataLoader, DistributedSampler
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # N processes share the cores (see train_digits.py)
+
+import ember  # noqa: E402
+import ember.distributed as dist  # noqa: E402
+import ember.nn.functional as F  # noqa: E402
+from ember.nn.parallel import DistributedDataParallel as DDP  # noqa: E402
+from ember.utils.data import DataLoader, DistributedSampler  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from train_digits import RUNS, Digits, DigitNet, load_digits, split  # noqa: E402  (the same data and model)

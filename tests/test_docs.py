@@ -5,9 +5,9 @@ order in one namespace (a fresh ``__main__`` module, in a temporary working dire
 reader pasting them one after another into a script would. On the pages in ``CHECK_OUTPUT``
 each ``print(...)  # output`` line must print that output. Blocks that are not meant to run are
 marked with another info string: ```text, ```bash, ```toml, or ```py for Python shown but not
-run (it still renders as Python). A page that needs an optional package names it in
-``NEEDS`` and runs where that package is installed (``tox -e distributed`` has MPI; the opencl
-env has ember-opencl), as the tests under tests/distributed do.
+run (it still renders as Python). A page that needs an optional package or hardware says so in
+``NEEDS`` and runs where it is there (``tox -e examples`` has MPI and safetensors; docs/cuda.md
+needs two GPUs), as the tests under tests/distributed do.
 
 The links of the guide and the README are checked too: every relative link points at a file of
 the repository, and every ``#anchor`` at a heading of its page.
@@ -27,7 +27,16 @@ DOCS = os.path.join(ROOT, "docs")
 PAGES = sorted(f for f in os.listdir(DOCS) if f.endswith(".md"))
 RUN = [f"docs/{p}" for p in PAGES] + ["README.md"]  # files (from the repository root) whose python blocks run
 BLOCK = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
-NEEDS = {"docs/distributed.md": ["mpi4py"], "docs/serialization.md": ["safetensors"]}  # page -> modules it imports
+def _gpus(n: int):
+    def check() -> bool:
+        import ember
+        return ember.cuda.device_count() >= n
+    return check
+
+
+# page -> what its python blocks need: module names, or callables that say whether the machine has it
+NEEDS = {"docs/distributed.md": ["mpi4py"], "docs/serialization.md": ["safetensors"],
+         "docs/cuda.md": ["mpi4py", _gpus(2)]}
 # pages whose every print(...) line ends with "# what it prints" ("..." at the end: a prefix)
 CHECK_OUTPUT = {"docs/devices.md", "docs/extending.md", "README.md"}
 
@@ -38,7 +47,8 @@ def blocks(path: str) -> list:
 
 
 def runnable(page: str) -> bool:
-    return all(importlib.util.find_spec(m) is not None for m in NEEDS.get(page, ()))
+    return all(need() if callable(need) else importlib.util.find_spec(need) is not None
+               for need in NEEDS.get(page, ()))
 
 
 def test_there_is_a_guide():
