@@ -4,8 +4,8 @@ The data ship with the repository (examples/data/digits.csv.gz: the UCI optical-
 digits, 1797 images of 8x8 pixels; see examples/data/README.md), so nothing is downloaded.
 
     python examples/train_digits.py                   # 15 epochs, about 99% test accuracy
-    python examples/train_digits.py --epochs 15 --plot
-    python examples/train_digits.py --resume --epochs 15   # continue from the last checkpoint
+    python examples/train_digits.py --plot           # and a PNG of the curves (needs matplotlib)
+    python examples/train_digits.py --resume --epochs 20   # 5 more epochs from the checkpoint
     python examples/train_digits.py --device opencl   # on the OpenCL backend
     python examples/train_digits.py --smoke           # a few seconds; checks that the loss fell
 
