@@ -42,9 +42,12 @@ def main(argv=None) -> int:
     p.add_argument("--json", default=None)
     p.add_argument("--n", type=int, default=8192)
     args = p.parse_args(argv)
-    import cupy as cp
     import ember
     from ember import nn
+    if not ember.cuda.is_available():
+        print(f"bench_gpu: {ember._plugins.backend_for('cuda').availability()[1]}")
+        return 2
+    import cupy as cp
     sync = cp.cuda.Device().synchronize
     rows = []
 

@@ -36,7 +36,36 @@ step() {  # step NAME LOG COMMAND...
     "$PY" -c "import cupy, numpy; print('cupy', cupy.__version__, 'numpy', numpy.__version__, 'CUDA runtime', cupy.cuda.runtime.runtimeGetVersion(), 'devices', cupy.cuda.runtime.getDeviceCount())" 2>&1
 } | tee -a "$summary"
 
+# what the backends import besides cupy/numpy/pytest/pluggy: ml_dtypes is required (bfloat16 on the
+# host); scipy (accurate erf on cpu) and hypothesis (the suite's property tests) are optional
+for mod in ml_dtypes scipy hypothesis; do
+    if ! "$PY" -c "import $mod" 2>/dev/null; then
+        case $mod in
+            ml_dtypes) echo "preflight: ml_dtypes is missing and REQUIRED (bring its wheel: pip install --no-deps ml_dtypes-*.whl)" | tee -a "$summary"; status=1 ;;
+            *) echo "preflight: $mod is missing (optional: the tests that need it skip)" | tee -a "$summary" ;;
+        esac
+    fi
+done
+
+install_status=$status
 step install "$OUT/install.log" "$PY" -m pip install --no-deps --no-build-isolation -e . -e backends/cpu_numpy -e backends/cuda_cupy
+if ! grep -q "Successfully installed" "$OUT/install.log"; then
+    status=$install_status  # the fallback below stands in for the install
+    # pip could not build (an old setuptools without the wheel package, no network to fetch one):
+    # run from the checkout, with hand-written dist-info folders carrying the entry points
+    site="$OUT/site"; rm -rf "$site"; mkdir -p "$site"
+    ln -s "$ROOT/core" "$site/ember"
+    mkdist() {  # mkdist NAME GROUP ENTRY
+        local d="$site/$1-0.1.0.dist-info"; mkdir -p "$d"
+        printf 'Metadata-Version: 2.1\nName: %s\nVersion: 0.1.0\n' "$1" > "$d/METADATA"
+        printf '[%s]\n%s\n' "$2" "$3" > "$d/entry_points.txt"
+    }
+    mkdist ember pytest11 "ember = ember.testing.pytest_plugin"
+    mkdist ember_cpu_numpy ember "cpu_numpy = ember_cpu_numpy"
+    mkdist ember_cuda_cupy ember "cuda_cupy = ember_cuda_cupy"
+    export PYTHONPATH="$site:$ROOT/backends/cpu_numpy:$ROOT/backends/cuda_cupy${PYTHONPATH:+:$PYTHONPATH}"
+    echo "install: pip failed; running from the checkout through $site (PYTHONPATH)" | tee -a "$summary"
+fi
 step info "$OUT/info.log" "$PY" -m ember info
 cat "$OUT/info.log" >> "$summary"
 step suite "$OUT/suite.log" "$PY" -m pytest --pyargs ember.testing.suite --ember-backend cuda_cupy -p no:cacheprovider -q -rs
