@@ -544,6 +544,13 @@ def make_kernels(xp=np, nd=nd, wrap=wrap, strided=_strided_ro) -> dict:
         """Per-channel sums of (N, C, L): the contiguous axis first (pairwise summation)."""
         return a3.sum(axis=2).sum(axis=0)
 
+    def _chan_dot(u3, v3):
+        """Per-channel sums of u * v for (N, C, L) arrays: N*C dot products through matmul (no
+        product array) when rows are long enough to pay for a BLAS call each."""
+        if u3.shape[2] < 8:
+            return _chan_sum(u3 * v3)
+        return xp.matmul(u3[:, :, None, :], v3[:, :, :, None]).reshape(u3.shape[:2]).sum(axis=0)
+
 
     def k_batch_norm(x, w, b, eps):
         a = nd(x)
@@ -552,11 +559,10 @@ def make_kernels(xp=np, nd=nd, wrap=wrap, strided=_strided_ro) -> dict:
         a3 = work.reshape(N, C, -1)
         n = a3.shape[0] * a3.shape[2]
         mean = _chan_sum(a3) / n
-        c = a3 - mean[:, None]
-        out = xp.multiply(c, c)
-        inv = 1.0 / xp.sqrt(_chan_sum(out) / n + eps)
+        out = a3 - mean[:, None]
+        inv = 1.0 / xp.sqrt(_chan_dot(out, out) / n + eps)
         scale = inv if w is None else inv * _work(nd(w))
-        xp.multiply(c, scale[:, None], out=out)  # the squares' buffer becomes the output
+        out *= scale[:, None]  # the centred input's buffer becomes the output
         if b is not None:
             out += _work(nd(b))[:, None]
         dev = x._device
@@ -575,8 +581,7 @@ def make_kernels(xp=np, nd=nd, wrap=wrap, strided=_strided_ro) -> dict:
         inv = _work(nd(invstd))
         gb = _chan_sum(g3)
         xc = a3 - m[:, None]  # centred before any product: no cancellation for inputs far from 0
-        # gw = sum(g * xhat) per channel: (N*C) dot products through matmul, without a product array
-        gw = xp.matmul(g3[:, :, None, :], xc[:, :, :, None]).reshape(N, C).sum(axis=0) * inv
+        gw = _chan_dot(g3, xc) * inv  # sum(g * xhat) per channel
         # gx = w * inv * (g - (gb + xhat * gw) / n), in xc's buffer: four in-place passes
         xc *= (-inv * gw / n)[:, None]
         xc += g3
