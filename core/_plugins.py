@@ -291,8 +291,9 @@ def _missing_device_message(device_type: str) -> str:
     msg = f"no installed ember backend provides device type '{device_type}' (installed backends: {installed})."
     if dist:
         msg += f" Install it with: pip install {dist}"
-        if device_type == "cpu":
-            msg += " (from this repository: pip install -e backends/cpu_numpy)"
+        folder = {"cpu": "cpu_numpy", "opencl": "opencl[pocl]", "cuda": "cuda_cupy[cuda12]"}.get(device_type)
+        if folder:
+            msg += f" (from this repository: pip install -e 'backends/{folder}')"
     else:
         msg += " Is the plugin that provides it installed?"
     if failed:

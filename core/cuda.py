@@ -35,6 +35,40 @@ def device_count() -> int:
     return be.device_count() if be is not None and be.availability()[0] else 0
 
 
+def _available_api():
+    be = _backend(required=False)
+    if be is None or not be.availability()[0]:
+        return None
+    return getattr(be, "cuda_api", None)
+
+
+def _lazy(name: str, doc: str):
+    """A function PyTorch lets scripts call without a GPU: it forwards to the backend when one
+    is usable and otherwise does nothing (seeding is also covered by ember.manual_seed)."""
+    def fn(*args, **kwargs):
+        api = _available_api()
+        if api is not None and hasattr(api, name):
+            return getattr(api, name)(*args, **kwargs)
+        return None
+    fn.__name__ = name
+    fn.__doc__ = doc
+    return fn
+
+
+manual_seed = _lazy("manual_seed", "Seed the current GPU's generator (a no-op without a usable GPU).")
+manual_seed_all = _lazy("manual_seed_all", "Seed every GPU's generator (a no-op without a usable GPU).")
+seed = _lazy("seed", "Seed the current GPU's generator randomly (a no-op without a usable GPU).")
+seed_all = _lazy("seed_all", "Seed every GPU's generator randomly (a no-op without a usable GPU).")
+empty_cache = _lazy("empty_cache", "Release cached GPU memory (a no-op without a usable GPU).")
+
+
+def is_initialized() -> bool:
+    """Whether a GPU has been used in this process."""
+    api = _available_api()
+    fn = getattr(api, "is_initialized", None) if api is not None else None
+    return bool(fn()) if fn is not None else False
+
+
 def __getattr__(name):
     # everything else is the backend's: ember.cuda.synchronize, memory_allocated, Stream, ...
     be = _backend(required=False)
@@ -42,7 +76,8 @@ def __getattr__(name):
     if api is not None and hasattr(api, name):
         return getattr(api, name)
     raise AttributeError(f"ember.cuda has no attribute {name!r}" + (
-        "" if be is not None else " (no cuda backend is installed: pip install ember-cuda-cupy)"))
+        "" if be is not None else " (no cuda backend is installed: pip install 'ember-cuda-cupy[cuda12]'; from this "
+                                  "repository: pip install -e 'backends/cuda_cupy[cuda12]')"))
 
 
 for _dt, _name in _legacy.NAMES.items():
