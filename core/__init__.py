@@ -128,11 +128,29 @@ def get_float32_matmul_precision() -> str:
 
 
 def set_num_threads(n: int) -> None:
-    """Accepted for compatibility (threading is up to the backend's array library)."""
+    """Threads each backend may use inside one op (cpu_numpy: its BLAS threads); applies to
+    backends loaded now and later. DataLoader workers set 1, as in PyTorch."""
+    import builtins
+    from . import _plugins, _state
+    if isinstance(n, builtins.bool) or not isinstance(n, builtins.int) or n < 1:  # bool/int are dtypes here
+        raise ValueError(f"set_num_threads expects a positive integer, got {n!r}")
+    _state.threads.n = n
+    for be in _plugins.loaded_backends():
+        fn = getattr(be, "set_num_threads", None)
+        if fn is not None:
+            fn(n)
 
 
 def get_num_threads() -> int:
+    """The thread count set with :func:`set_num_threads`, or what the cpu backend uses."""
     import os
+    from . import _plugins, _state
+    if _state.threads.n is not None:
+        return _state.threads.n
+    for be in _plugins.loaded_backends():
+        fn = getattr(be, "get_num_threads", None)
+        if fn is not None and be.device_type == "cpu":
+            return fn()
     return os.cpu_count() or 1
 
 

@@ -19,3 +19,10 @@ class _Anomaly:
 
 
 anomaly = _Anomaly()
+
+
+class _Threads:
+    n = None  # ember.set_num_threads; None: each backend's default
+
+
+threads = _Threads()

@@ -716,3 +716,13 @@ class NumpyBackend(Backend):
 
     def synchronize(self, device=None) -> None:
         return None
+
+    def set_num_threads(self, n: int) -> None:
+        """Limit numpy's BLAS (and OpenMP) thread pools to ``n`` threads (threadpoolctl)."""
+        from threadpoolctl import threadpool_limits
+        self._thread_limits = threadpool_limits(limits=n)
+
+    def get_num_threads(self) -> int:
+        from threadpoolctl import threadpool_info
+        counts = [p["num_threads"] for p in threadpool_info() if p.get("user_api") == "blas"]
+        return max(counts) if counts else 1

@@ -79,6 +79,8 @@ def _worker_loop(dataset_kind, dataset, conn, auto_collation, collate_fn, drop_l
     where = f"in DataLoader worker process {worker_id}"
     init_error = fetcher = None
     try:
+        import ember
+        ember.set_num_threads(1)  # workers run side by side: one BLAS thread each, as PyTorch
         seed = seed_worker(base_seed, worker_id)
         _worker_info = WorkerInfo(id=worker_id, num_workers=num_workers, seed=seed, dataset=dataset)
         if init_fn is not None:
