@@ -248,8 +248,9 @@ class CLDevice:
         self._klock = threading.Lock()
         self._llock = threading.Lock()
         self.max_param = int(device.max_parameter_size)
+        self.options = BUILD_OPTIONS + (" -DEMBER_CPU" if self.is_cpu else "")
         self._ident = "|".join([platform.name, platform.version, self.name, device.version, device.driver_version,
-                                BUILD_OPTIONS, _cpu_tag(platform, device)])
+                                self.options, _cpu_tag(platform, device)])
         self._err = None  # the error-flag buffer of bounds-checking kernels
         self._enqueue = _cl.enqueue_nd_range_kernel
         self._probe()
@@ -374,7 +375,7 @@ class CLDevice:
                 with open(path, "rb") as f:
                     binary = f.read()
                 prg = _cl._Program(self.ctx, [self.device], [binary])
-                prg.build(BUILD_OPTIONS.encode(), [self.device])
+                prg.build(self.options.encode(), [self.device])
                 stats["binary_loads"] += 1
                 return prg
             except (OSError, cl.Error):
@@ -382,7 +383,7 @@ class CLDevice:
         prg = _cl._Program(self.ctx, src)
         stats["source_builds"] += 1
         try:
-            prg.build(BUILD_OPTIONS.encode(), [self.device])
+            prg.build(self.options.encode(), [self.device])
         except cl.Error as e:
             log = ""
             try:

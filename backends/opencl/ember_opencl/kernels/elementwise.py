@@ -20,7 +20,7 @@ from ember.backend import contiguous_strides
 
 from . import layout as L
 from ..runtime import pack
-from .types import T, preamble, read_slot, scalar_slot
+from .types import T, preamble, read_slot, scalar_slot, vload, vstore
 
 _CSTR: dict = {}
 
@@ -92,13 +92,13 @@ def _vsource(expr: str, vexpr: str, ot, kinds: tuple, nv: int, helpers: str):
     body.append(f"  if (base + {W} <= n) {{")
     for k, (kind, ct) in enumerate(kinds):
         if kind == "t":
-            body.append(f"    {vt} {NAMES[k]} = vload{W}(0, p{k} + i{k});")
+            body.append(f"    {vt} {NAMES[k]} = {vload(vt, W, f'p{k} + i{k}')};")
         else:
             body.append(f"    {vt} {NAMES[k]} = ({vt})({svals[k]});")
     if ot.is_bool:  # a comparison: lanes are -1/0, stored as 1/0
-        body.append(f"    vstore{W}(convert_uchar{W}(-({vexpr.replace('{vt}', vt)})), 0, o + io);")
+        body.append("    " + vstore(f"uchar{W}", W, f"convert_uchar{W}(-({vexpr.replace('{vt}', vt)}))", "o + io") + ";")
     else:
-        body.append(f"    vstore{W}(({vt})({vexpr.replace('{vt}', vt)}), 0, o + io);")
+        body.append("    " + vstore(vt, W, f"({vt})({vexpr.replace('{vt}', vt)})", "o + io") + ";")
     body.append("    return;")
     body.append("  }")
     body.append("  for (long j = 0; base + j < n; ++j) {")

@@ -20,7 +20,7 @@ from ember.ops._util import broadcast_shapes
 from ..runtime import pack
 from . import elementwise as ew
 from . import layout as L
-from .types import T, TYPES, preamble
+from .types import T, TYPES, preamble, vload, vstore
 
 # meta: [M, N, K, B, off_a, off_b, sam, sak, sbk, sbn, batch shape[RB], a bst[RB], b bst[RB]]
 _HEAD = 10
@@ -66,10 +66,10 @@ def _nn_src(t, RB, nv, TM, VW):
              "    const __global " + ct + "* pb = b + bo + n0;",
              "    " + " ".join(f"const __global {ct}* pa{r} = a + ao + min(i0 + {r}, Mr - 1) * sam;" for r in range(TM)),
              "    for (long k = 0; k < K; ++k) {",
-             f"      {vt} bv = vload{VW}(0, pb); pb += sbk;",
+             f"      {vt} bv = {vload(vt, VW, 'pb')}; pb += sbk;",
              "      " + " ".join(f"acc{r} = fma(({vt})(*pa{r}), bv, acc{r}); pa{r} += sak;" for r in range(TM)),
              "    }",
-             "    " + " ".join(f"if (i0 + {r} < Mr) vstore{VW}(acc{r}, 0, c + co + {r} * N);" for r in range(TM)),
+             "    " + " ".join(f"if (i0 + {r} < Mr) {vstore(vt, VW, f'acc{r}', f'c + co + {r} * N')};" for r in range(TM)),
              "    return;",
              "  }",
              f"  for (long r = 0; r < {TM} && i0 + r < Mr; ++r)",
@@ -99,8 +99,8 @@ def _nt_src(t, RB, nv, TM, TN, VW):
              "  " + " ".join(f"{vt} acc{r}_{q} = 0;" for r in range(TM) for q in range(TN)),
              f"  long K8 = K / {VW} * {VW}; long k = 0;",
              f"  for (; k < K8; k += {VW}) {{",
-             "    " + " ".join(f"{vt} a{r} = vload{VW}(0, pa{r} + k);" for r in range(TM)),
-             "    " + " ".join(f"{vt} b{q} = vload{VW}(0, pb{q} + k);" for q in range(TN)),
+             "    " + " ".join(f"{vt} a{r} = {vload(vt, VW, f'pa{r} + k')};" for r in range(TM)),
+             "    " + " ".join(f"{vt} b{q} = {vload(vt, VW, f'pb{q} + k')};" for q in range(TN)),
              "    " + " ".join(f"acc{r}_{q} = fma(a{r}, b{q}, acc{r}_{q});" for r in range(TM) for q in range(TN)),
              "  }",
              ]

@@ -16,7 +16,7 @@ from ember._tensor import Tensor
 from ..runtime import pack
 from . import elementwise as ew
 from . import layout as L
-from .types import TYPES, T, max_value, min_value, preamble
+from .types import TYPES, T, max_value, min_value, preamble, vload
 
 I64 = TYPES["int64"]
 
@@ -122,7 +122,8 @@ def _vector_fold(op: str, it, at, ident: str) -> str:
            f"    {vt} va = ({vt})({ident}), vb = va; {'long' if w == 8 else 'int'}{w} vn = 0;",
            f"    const __global {it.st}* px = x + off;",
            f"    for (; k0 + {2 * w} <= k1; k0 += {2 * w}) {{",
-           f"      {vt} v = {conv}(vload{w}(0, px + k0)), u = {conv}(vload{w}(0, px + k0 + {w}));",
+           f"      {vt} v = {conv}({vload(f'{it.ct}{w}', w, 'px + k0')}), "
+           f"u = {conv}({vload(f'{it.ct}{w}', w, f'px + k0 + {w}')});",
            f"      {f}",
            "    }",
            f"    {m}" + (" bad |= any(vn);" if "vn |=" in f else "")]
