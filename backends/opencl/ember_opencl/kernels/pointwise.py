@@ -45,7 +45,8 @@ def unary(name: str):
         s = specs.get(t.name)
         if s is None:
             sp = _spec(table, name, t)
-            s = specs[t.name] = sp + (helpers_for(sp[0]), vector_form(name, t, sp[0]))
+            vx = vector_form(name, t, sp[0])
+            s = specs[t.name] = sp + (helpers_for(sp[0] + (vx or "")), vx)
         expr, rt, err, helpers, vx = s
         cd = ew.cl_dev(x)
         if out is not None and (out._dtype is not rt.dtype or _overlaps(out, (x,), x._shape)):
@@ -77,7 +78,8 @@ def binary(name: str):
         s = specs.get(t.name)
         if s is None:
             sp = _spec(table, name, t)
-            s = specs[t.name] = sp + (helpers_for(sp[0]), vector_form(name, t, sp[0]))
+            vx = vector_form(name, t, sp[0])
+            s = specs[t.name] = sp + (helpers_for(sp[0] + (vx or "")), vx)
         expr, rt, err, helpers, vx = s
         ops = [a if isinstance(a, Tensor) else (a, t), b if isinstance(b, Tensor) else (b, t)]
         cd = ew.cl_dev(x)
