@@ -256,3 +256,14 @@ def test_more_dims_than_the_argument_struct_holds_go_through_compact_copies(dev,
     r = x * x.exp()
     np.testing.assert_allclose(host(r), a.transpose(5, 3, 1, 4, 2, 0) * np.exp(a.transpose(5, 3, 1, 4, 2, 0)),
                                rtol=1e-5)
+
+
+def test_float32_tanh_is_within_five_ulp_with_exact_limits(dev):
+    a = np.concatenate([np.linspace(-12, 12, 200001), np.linspace(-0.3, 0.3, 20001)]).astype(np.float32)
+    for arr in (a, a[:20011]):  # the vector layout, and its element-wise tail
+        r = host(t(arr, dev).tanh())
+        e = np.tanh(arr.astype(np.float64))
+        ok = e != 0
+        assert (np.abs(r[ok] - e[ok]) / np.spacing(np.abs(e[ok]).astype(np.float32))).max() <= 5
+    s = host(t(np.array([np.inf, -np.inf, np.nan, 0.0, -0.0] * 4, np.float32), dev).tanh())
+    assert s[:2].tolist() == [1.0, -1.0] and np.isnan(s[2]) and s[3] == 0 and np.signbit(s[4])
