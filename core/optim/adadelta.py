@@ -1,10 +1,8 @@
 """Adadelta (Zeiler 2012): step sizes from running averages of squared gradients and updates."""
 from __future__ import annotations
 
-import ember
-
 from . import _checks
-from .optimizer import Optimizer, _scalar_state, _use_grad
+from .optimizer import Optimizer, _step0, _use_grad, _zeros
 
 __all__ = ["Adadelta"]
 
@@ -38,21 +36,8 @@ class Adadelta(Optimizer):
         """Perform a single optimization step (``closure`` re-evaluates the loss)."""
         loss = self._closure_loss(closure)
         for group in self.param_groups:
-            params, grads, square_avgs, acc_deltas, steps = [], [], [], [], []
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                params.append(p)
-                grads.append(p.grad)
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = _scalar_state(0.0, p)
-                    state["square_avg"] = ember.zeros_like(p).detach()
-                    state["acc_delta"] = ember.zeros_like(p).detach()
-                square_avgs.append(state["square_avg"])
-                acc_deltas.append(state["acc_delta"])
-                steps.append(state["step"])
+            params, grads, s = self._gather(group, {"step": _step0, "square_avg": _zeros, "acc_delta": _zeros})
             if params:
-                self._update("adadelta", group, (params, grads, square_avgs, acc_deltas, steps), group["lr"],
+                self._update("adadelta", group, (params, grads, s["square_avg"], s["acc_delta"], s["step"]), group["lr"],
                              group["rho"], group["eps"], group["weight_decay"], group["maximize"])
         return loss

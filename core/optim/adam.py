@@ -1,10 +1,8 @@
 """Adam (Kingma & Ba 2014) with amsgrad, and with decoupled weight decay (which is AdamW)."""
 from __future__ import annotations
 
-import ember
-
 from . import _checks
-from .optimizer import Optimizer, _check_fused, _scalar_state, _use_grad
+from .optimizer import Optimizer, _check_fused, _step0, _use_grad, _zeros
 
 __all__ = ["Adam"]
 
@@ -45,25 +43,13 @@ class Adam(Optimizer):
         """Perform a single optimization step (``closure`` re-evaluates the loss)."""
         loss = self._closure_loss(closure)
         for group in self.param_groups:
-            params, grads, exp_avgs, exp_avg_sqs, max_sqs, steps = [], [], [], [], [], []
             amsgrad = group["amsgrad"]
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                params.append(p)
-                grads.append(p.grad)
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = _scalar_state(0.0, p)
-                    state["exp_avg"] = ember.zeros_like(p).detach()
-                    state["exp_avg_sq"] = ember.zeros_like(p).detach()
-                    if amsgrad:
-                        state["max_exp_avg_sq"] = ember.zeros_like(p).detach()
-                exp_avgs.append(state["exp_avg"])
-                exp_avg_sqs.append(state["exp_avg_sq"])
-                if amsgrad:
-                    max_sqs.append(state["max_exp_avg_sq"])
-                steps.append(state["step"])
+            init = {"step": _step0, "exp_avg": _zeros, "exp_avg_sq": _zeros}
+            if amsgrad:
+                init["max_exp_avg_sq"] = _zeros
+            params, grads, s = self._gather(group, init)
+            exp_avgs, exp_avg_sqs, steps = s["exp_avg"], s["exp_avg_sq"], s["step"]
+            max_sqs = s.get("max_exp_avg_sq", [])
             if params:
                 beta1, beta2 = group["betas"]
                 self._update("adam", group, (params, grads, exp_avgs, exp_avg_sqs, max_sqs, steps), group["lr"],

@@ -1,10 +1,8 @@
 """Adamax: the infinity-norm variant of Adam (Kingma & Ba 2014, section 7)."""
 from __future__ import annotations
 
-import ember
-
 from . import _checks
-from .optimizer import Optimizer, _scalar_state, _use_grad
+from .optimizer import Optimizer, _step0, _use_grad, _zeros
 
 __all__ = ["Adamax"]
 
@@ -37,22 +35,10 @@ class Adamax(Optimizer):
         """Perform a single optimization step (``closure`` re-evaluates the loss)."""
         loss = self._closure_loss(closure)
         for group in self.param_groups:
-            params, grads, exp_avgs, exp_infs, steps = [], [], [], [], []
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                params.append(p)
-                grads.append(p.grad)
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = _scalar_state(0.0, p)
-                    state["exp_avg"] = ember.zeros_like(p).detach()
-                    state["exp_inf"] = ember.zeros_like(p).detach()
-                exp_avgs.append(state["exp_avg"])
-                exp_infs.append(state["exp_inf"])
-                steps.append(state["step"])
+            params, grads, s = self._gather(group, {"step": _step0, "exp_avg": _zeros, "exp_inf": _zeros})
             if params:
                 beta1, beta2 = group["betas"]
-                self._update("adamax", group, (params, grads, exp_avgs, exp_infs, steps), group["lr"], beta1, beta2,
+                self._update("adamax", group, (params, grads, s["exp_avg"], s["exp_inf"], s["step"]), group["lr"],
+                             beta1, beta2,
                              group["weight_decay"], group["eps"], group["maximize"])
         return loss

@@ -1,10 +1,8 @@
 """Averaged SGD (Polyak & Juditsky 1992) with PyTorch's step-size schedule."""
 from __future__ import annotations
 
-import ember
-
 from . import _checks
-from .optimizer import Optimizer, _scalar_state, _to_float, _use_grad
+from .optimizer import Optimizer, _scalar_state, _step0, _to_float, _use_grad, _zeros
 
 __all__ = ["ASGD"]
 
@@ -38,22 +36,10 @@ class ASGD(Optimizer):
         """Perform a single optimization step (``closure`` re-evaluates the loss)."""
         loss = self._closure_loss(closure)
         for group in self.param_groups:
-            params, grads, axs, mus, etas, steps = [], [], [], [], [], []
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                params.append(p)
-                grads.append(p.grad)
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = _scalar_state(0.0, p)
-                    state["eta"] = _scalar_state(_to_float(group["lr"]), p)
-                    state["mu"] = _scalar_state(1.0, p)
-                    state["ax"] = ember.zeros_like(p).detach()
-                mus.append(state["mu"])
-                axs.append(state["ax"])
-                etas.append(state["eta"])
-                steps.append(state["step"])
+            lr = _to_float(group["lr"])
+            params, grads, s = self._gather(group, {"step": _step0, "eta": lambda p: _scalar_state(lr, p),
+                                                    "mu": lambda p: _scalar_state(1.0, p), "ax": _zeros})
+            axs, mus, etas, steps = s["ax"], s["mu"], s["eta"], s["step"]
             if params:
                 self._update("asgd", group, (params, grads, axs, mus, etas, steps), group["lr"], group["lambd"],
                              group["alpha"], group["t0"], group["weight_decay"], group["maximize"])

@@ -1,10 +1,8 @@
 """NAdam: Adam with Nesterov momentum (Dozat 2016), with PyTorch's momentum-decay schedule."""
 from __future__ import annotations
 
-import ember
-
 from . import _checks
-from .optimizer import Optimizer, _scalar_state, _use_grad
+from .optimizer import Optimizer, _scalar_state, _step0, _use_grad, _zeros
 
 __all__ = ["NAdam"]
 
@@ -44,22 +42,9 @@ class NAdam(Optimizer):
         """Perform a single optimization step (``closure`` re-evaluates the loss)."""
         loss = self._closure_loss(closure)
         for group in self.param_groups:
-            params, grads, exp_avgs, exp_avg_sqs, mu_products, steps = [], [], [], [], [], []
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                params.append(p)
-                grads.append(p.grad)
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = _scalar_state(0.0, p)
-                    state["mu_product"] = _scalar_state(1.0, p)
-                    state["exp_avg"] = ember.zeros_like(p).detach()
-                    state["exp_avg_sq"] = ember.zeros_like(p).detach()
-                exp_avgs.append(state["exp_avg"])
-                exp_avg_sqs.append(state["exp_avg_sq"])
-                mu_products.append(state["mu_product"])
-                steps.append(state["step"])
+            params, grads, s = self._gather(group, {"step": _step0, "mu_product": lambda p: _scalar_state(1.0, p),
+                                                    "exp_avg": _zeros, "exp_avg_sq": _zeros})
+            exp_avgs, exp_avg_sqs, mu_products, steps = s["exp_avg"], s["exp_avg_sq"], s["mu_product"], s["step"]
             if params:
                 beta1, beta2 = group["betas"]
                 self._update("nadam", group, (params, grads, exp_avgs, exp_avg_sqs, mu_products, steps), group["lr"],

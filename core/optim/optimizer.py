@@ -126,6 +126,16 @@ def _scalar_state(value: float, p: Tensor) -> Tensor:
     return ember.tensor(float(value), dtype=_get_scalar_dtype(), device=_host_device(p))
 
 
+def _step0(p: Tensor) -> Tensor:
+    """The first value of a parameter's ``step`` state."""
+    return _scalar_state(0.0, p)
+
+
+def _zeros(p: Tensor) -> Tensor:
+    """A zero buffer shaped like ``p`` (first value of moment estimates)."""
+    return ember.zeros_like(p).detach()
+
+
 def _to_float(x):
     """A hyperparameter as a python number (a 1-element tensor ``lr`` is read once per step)."""
     if isinstance(x, Tensor):
@@ -445,6 +455,25 @@ class Optimizer:
             return None
         with ember.enable_grad():
             return closure()
+
+    def _gather(self, group: dict, init: dict) -> tuple:
+        """The group's parameters that have a gradient, their gradients, and for each state name
+        of ``init`` (name -> ``fn(p)`` making its first value; state is created on a parameter's
+        first step, in ``init``'s order) the list of that state over those parameters."""
+        params, grads = [], []
+        lists = {name: [] for name in init}
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            params.append(p)
+            grads.append(p.grad)
+            state = self.state[p]
+            if len(state) == 0:
+                for name, make in init.items():
+                    state[name] = make(p)
+            for name, lst in lists.items():
+                lst.append(state[name])
+        return params, grads, lists
 
     def _update(self, name: str, group: dict, tensor_lists: tuple, *scalars) -> None:
         """Run the update op ``_fused_<name>_`` (see :mod:`ember.ops.optim`) on one group's lists.

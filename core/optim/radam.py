@@ -1,10 +1,8 @@
 """RAdam: Adam with a rectified adaptive learning rate (Liu et al. 2019)."""
 from __future__ import annotations
 
-import ember
-
 from . import _checks
-from .optimizer import Optimizer, _scalar_state, _use_grad
+from .optimizer import Optimizer, _step0, _use_grad, _zeros
 
 __all__ = ["RAdam"]
 
@@ -41,22 +39,10 @@ class RAdam(Optimizer):
         """Perform a single optimization step (``closure`` re-evaluates the loss)."""
         loss = self._closure_loss(closure)
         for group in self.param_groups:
-            params, grads, exp_avgs, exp_avg_sqs, steps = [], [], [], [], []
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                params.append(p)
-                grads.append(p.grad)
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = _scalar_state(0.0, p)
-                    state["exp_avg"] = ember.zeros_like(p).detach()
-                    state["exp_avg_sq"] = ember.zeros_like(p).detach()
-                exp_avgs.append(state["exp_avg"])
-                exp_avg_sqs.append(state["exp_avg_sq"])
-                steps.append(state["step"])
+            params, grads, s = self._gather(group, {"step": _step0, "exp_avg": _zeros, "exp_avg_sq": _zeros})
             if params:
                 beta1, beta2 = group["betas"]
-                self._update("radam", group, (params, grads, exp_avgs, exp_avg_sqs, steps), group["lr"], beta1, beta2,
+                self._update("radam", group, (params, grads, s["exp_avg"], s["exp_avg_sq"], s["step"]), group["lr"],
+                             beta1, beta2,
                              group["weight_decay"], group["eps"], group["decoupled_weight_decay"], group["maximize"])
         return loss

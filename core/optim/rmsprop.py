@@ -1,10 +1,8 @@
 """RMSprop (Hinton's lecture 6e), optionally centered and with momentum."""
 from __future__ import annotations
 
-import ember
-
 from . import _checks
-from .optimizer import Optimizer, _scalar_state, _use_grad
+from .optimizer import Optimizer, _step0, _use_grad, _zeros
 
 __all__ = ["RMSprop"]
 
@@ -37,27 +35,15 @@ class RMSprop(Optimizer):
         """Perform a single optimization step (``closure`` re-evaluates the loss)."""
         loss = self._closure_loss(closure)
         for group in self.param_groups:
-            params, grads, square_avgs, grad_avgs, bufs, steps = [], [], [], [], [], []
             momentum, centered = group["momentum"], group["centered"]
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                params.append(p)
-                grads.append(p.grad)
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = _scalar_state(0.0, p)
-                    state["square_avg"] = ember.zeros_like(p).detach()
-                    if momentum > 0:
-                        state["momentum_buffer"] = ember.zeros_like(p).detach()
-                    if centered:
-                        state["grad_avg"] = ember.zeros_like(p).detach()
-                square_avgs.append(state["square_avg"])
-                steps.append(state["step"])
-                if momentum > 0:
-                    bufs.append(state["momentum_buffer"])
-                if centered:
-                    grad_avgs.append(state["grad_avg"])
+            init = {"step": _step0, "square_avg": _zeros}
+            if momentum > 0:
+                init["momentum_buffer"] = _zeros
+            if centered:
+                init["grad_avg"] = _zeros
+            params, grads, s = self._gather(group, init)
+            square_avgs, steps = s["square_avg"], s["step"]
+            bufs, grad_avgs = s.get("momentum_buffer", []), s.get("grad_avg", [])
             if params:
                 self._update("rmsprop", group, (params, grads, square_avgs, grad_avgs, bufs, steps), group["lr"],
                              group["alpha"], group["eps"], group["weight_decay"], momentum, centered,

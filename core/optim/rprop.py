@@ -4,7 +4,7 @@ from __future__ import annotations
 import ember
 
 from . import _checks
-from .optimizer import Optimizer, _scalar_state, _to_float, _use_grad
+from .optimizer import Optimizer, _step0, _to_float, _use_grad, _zeros
 
 __all__ = ["Rprop"]
 
@@ -45,20 +45,10 @@ class Rprop(Optimizer):
         """Perform a single optimization step (``closure`` re-evaluates the loss)."""
         loss = self._closure_loss(closure)
         for group in self.param_groups:
-            params, grads, prevs, step_sizes, steps = [], [], [], [], []
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                params.append(p)
-                grads.append(p.grad)
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = _scalar_state(0.0, p)
-                    state["prev"] = ember.zeros_like(p).detach()
-                    state["step_size"] = ember.full_like(p, _to_float(group["lr"])).detach()
-                prevs.append(state["prev"])
-                step_sizes.append(state["step_size"])
-                steps.append(state["step"])
+            lr = _to_float(group["lr"])
+            params, grads, s = self._gather(group, {"step": _step0, "prev": _zeros,
+                                                    "step_size": lambda p: ember.full_like(p, lr).detach()})
+            prevs, step_sizes, steps = s["prev"], s["step_size"], s["step"]
             if params:
                 etaminus, etaplus = group["etas"]
                 lo, hi = group["step_sizes"]
