@@ -825,36 +825,23 @@ _CUMMIN = register_op("cummin", decomposition=lambda x, d: _cumext_decomp(x, d, 
                       saves=(), save_output=True, group="reduce")
 
 
-def _cummax(input, dim):
-    """Running maximum along ``dim`` and the index where it was reached (the last one on ties)."""
-    x = _tensor_arg(input, "cummax")
-    d = _wrap_dim(dim, x.dim(), "cummax") if x.dim() else 0
+def _cumext(op, rt, input, dim, name):
+    x = _tensor_arg(input, name)
     if x.dim() == 0:
         from . import zeros
-        return RT.cummax(x.clone(), zeros((), dtype=D.int64, device=x._device))
-    v, i = dispatch(_CUMMAX, x._device, (x, d), (x,))
-    return RT.cummax(v, i)
+        return rt(x.clone(), zeros((), dtype=D.int64, device=x._device))
+    v, i = dispatch(op, x._device, (x, _wrap_dim(dim, x.dim(), name)), (x,))
+    return rt(v, i)
 
 
 def cummax(input, dim, *, out=None):
     """Running maximum along ``dim`` and the index where it was reached (the last one on ties)."""
-    return _out(_cummax(input, dim), out, "cummax")
-
-
-def _cummin(input, dim):
-    """Running minimum along ``dim`` and its index (the last one on ties)."""
-    x = _tensor_arg(input, "cummin")
-    d = _wrap_dim(dim, x.dim(), "cummin") if x.dim() else 0
-    if x.dim() == 0:
-        from . import zeros
-        return RT.cummin(x.clone(), zeros((), dtype=D.int64, device=x._device))
-    v, i = dispatch(_CUMMIN, x._device, (x, d), (x,))
-    return RT.cummin(v, i)
+    return _out(_cumext(_CUMMAX, RT.cummax, input, dim, "cummax"), out, "cummax")
 
 
 def cummin(input, dim, *, out=None):
     """Running minimum along ``dim`` and its index (the last one on ties)."""
-    return _out(_cummin(input, dim), out, "cummin")
+    return _out(_cumext(_CUMMIN, RT.cummin, input, dim, "cummin"), out, "cummin")
 
 
 def _logcumsumexp_decomp(x, d):
