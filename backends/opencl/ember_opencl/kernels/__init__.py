@@ -1,8 +1,8 @@
 """The opencl kernel table: op name -> launcher, assembled from one module per kind of op."""
-from . import index, matmul, memory, nn, pointwise, random, reduce, scan, sort
+from . import index, matmul, memory, nn, optim, pointwise, random, reduce, scan, sort
 
 KERNELS: dict = {}
-for _m in (memory, pointwise, reduce, scan, matmul, index, sort, random, nn):
+for _m in (memory, pointwise, reduce, scan, matmul, index, sort, random, nn, optim):
     KERNELS.update(_m.KERNELS)
 
 OUT_KERNELS = frozenset(pointwise.OUT)

@@ -42,31 +42,33 @@ def _conv_out(size, k, s, p, d):
 
 
 def _im2col_src(t, nsp, nv):
-    # meta: [rows, C, K, P, off, sN, sC, in_sp[nsp], k, dil, pad, st, out_sp, s_sp]
-    # one work-item per output row (n, c, kernel offset, outer output position), looping over
-    # the last output dim: the divisions happen once per row, the loop is loads and stores
-    b = 7
+    # meta: [rows, C, K, off, sN, sC, in_sp[nsp], k, dil, pad, st, out_sp, s_sp]
+    # one work-item per (n, c, kernel offset): it fills that row of the column matrix, walking
+    # the output positions in nested loops (coordinates are divided out once per work-item)
+    b = 6
     insp, kk, dil, pad, st, osp, ssp = (b + i * nsp for i in range(7))
-    last = nsp - 1
     lines = [preamble(t), f"typedef struct {{ long v[{nv}]; }} M;",
              f"__kernel void im2col({t.ptr()} out, const {t.ptr()} x, const M m) {{",
              "  long g = get_global_id(0); if (g >= m.v[0]) return;",
-             "  long P = m.v[3], K = m.v[2];",
-             "  long p = g % P; long r = g / P; long kidx = r % K; r /= K; long c = r % m.v[1]; long n = r / m.v[1];",
-             "  long off = m.v[4] + n * m.v[5] + c * m.v[6]; int inside = 1;",
-             "  long pr = p, kr = kidx;"]
-    lines.append(f"  long q{last} = kr % m.v[{kk + last}]; kr /= m.v[{kk + last}];")
-    for i in range(nsp - 2, -1, -1):
-        lines.append(f"  {{ long o = pr % m.v[{osp + i}]; pr /= m.v[{osp + i}]; long q = kr % m.v[{kk + i}]; kr /= m.v[{kk + i}];")
-        lines.append(f"    long pp = o * m.v[{st + i}] - m.v[{pad + i}] + q * m.v[{dil + i}];")
-        lines.append(f"    inside &= (pp >= 0) & (pp < m.v[{insp + i}]); off += pp * m.v[{ssp + i}]; }}")
-    lines.append(f"  long W = m.v[{osp + last}], IW = m.v[{insp + last}], sw = m.v[{ssp + last}];")
-    lines.append(f"  long x0 = q{last} * m.v[{dil + last}] - m.v[{pad + last}], xs = m.v[{st + last}];")
-    lines.append("  long o0 = g * W;")
-    lines.append("  for (long w = 0; w < W; ++w) {")
-    lines.append("    long px = x0 + w * xs;")
-    lines.append("    " + t.store("out", "o0 + w", f"(inside && px >= 0 && px < IW) ? {t.load('x', 'off + px * sw')} : 0") + ";")
-    lines.append("  }")
+             "  long K = m.v[2]; long kidx = g % K; long r = g / K; long c = r % m.v[1]; long n = r / m.v[1];",
+             "  long base = m.v[3] + n * m.v[4] + c * m.v[5]; long kr = kidx;"]
+    L_ = "1"
+    for i in range(nsp):
+        L_ = f"{L_} * m.v[{osp + i}]"
+    for i in range(nsp - 1, -1, -1):
+        lines.append(f"  long q{i} = kr % m.v[{kk + i}]; kr /= m.v[{kk + i}];")
+    lines.append(f"  long o = g * ({L_});")
+    ind = "  "
+    for i in range(nsp):
+        lines.append(f"{ind}for (long w{i} = 0; w{i} < m.v[{osp + i}]; ++w{i}) {{")
+        lines.append(f"{ind}  long p{i} = w{i} * m.v[{st + i}] - m.v[{pad + i}] + q{i} * m.v[{dil + i}];")
+        ind += "  "
+    inside = " & ".join(f"(p{i} >= 0) & (p{i} < m.v[{insp + i}])" for i in range(nsp))
+    off = " + ".join(f"p{i} * m.v[{ssp + i}]" for i in range(nsp))
+    lines.append(f"{ind}" + t.store("out", "o", f"({inside}) ? {t.load('x', f'base + {off}')} : 0") + "; ++o;")
+    for i in range(nsp):
+        ind = ind[:-2]
+        lines.append(f"{ind}}}")
     lines.append("}")
     return "\n".join(lines) + "\n", "im2col"
 
@@ -82,13 +84,12 @@ def im2col(x: Tensor, kernel, dilation, padding, stride) -> Tensor:
     out = ew.new_tensor(cd, (N, C * K, Lc), x._dtype, x._device)
     if out.numel() == 0:
         return out
-    P = _prod(out_sp[:-1])
-    rows = N * C * K * P
-    meta = [rows, C, K, P, x._offset, x._stride[0], x._stride[1], *sp, *kernel, *dilation, *padding, *stride, *out_sp,
+    rows = N * C * K
+    meta = [rows, C, K, x._offset, x._stride[0], x._stride[1], *sp, *kernel, *dilation, *padding, *stride, *out_sp,
             *x._stride[2:]]
     nv = len(meta)
-    k = cd.kernel(("im2col", t.name, nsp), lambda: _im2col_src(t, nsp, nv))
-    _launch1(cd, k, rows, (out, x), meta, 64)
+    k = cd.kernel(("im2col2", t.name, nsp), lambda: _im2col_src(t, nsp, nv))
+    _launch1(cd, k, rows, (out, x), meta, 16)
     return out
 
 
@@ -238,18 +239,21 @@ def _pool_out(size, k, s, p, d, ceil_mode):
 
 
 def _maxpool_src(t, nsp, nv):
-    # meta: [n, C, off, sN, sC, in_sp[nsp], k, dil, pad, st, out_sp, s_sp]
+    # meta: [rows, C, off, sN, sC, in_sp[nsp], k, dil, pad, st, out_sp, s_sp]
+    # one work-item per output row (n, c, outer output position), looping over the last dim
     b = 5
     insp, kk, dil, pad, st, osp, ssp = (b + i * nsp for i in range(7))
+    last = nsp - 1
     lines = [preamble(t), f"typedef struct {{ long v[{nv}]; }} M;",
              f"__kernel void maxpool({t.ptr()} out, __global long* idx, const {t.ptr()} x, const M m) {{",
              "  long g = get_global_id(0); if (g >= m.v[0]) return;",
              "  long r = g;"]
-    for i in range(nsp - 1, -1, -1):
+    for i in range(nsp - 2, -1, -1):
         lines.append(f"  long o{i} = r % m.v[{osp + i}]; r /= m.v[{osp + i}];")
     lines.append("  long c = r % m.v[1], n = r / m.v[1]; long base = m.v[2] + n * m.v[3] + c * m.v[4];")
-    lines.append(f"  {t.ct} best = -INFINITY; long bi = -1;" if t.is_float else
-                 f"  {t.ct} best = 0; long bi = -1;")
+    lines.append(f"  long W = m.v[{osp + last}];")
+    lines.append(f"  for (long o{last} = 0; o{last} < W; ++o{last}) {{")
+    lines.append(f"  {t.ct} best = 0; long bi = -1;")
     # nested loops over the window, in row-major order (first maximum wins; NaN wins)
     for i in range(nsp):
         lines.append(f"  for (long q{i} = 0; q{i} < m.v[{kk + i}]; ++q{i}) {{")
@@ -263,7 +267,8 @@ def _maxpool_src(t, nsp, nv):
     cond = "(bi < 0 || v > best || (isnan(v) && !isnan(best)))" if t.is_float else "(bi < 0 || v > best)"
     lines.append(f"    if {cond} {{ best = v; bi = {flat}; }}")
     lines.append("  " + "}" * nsp)
-    lines.append("  " + t.store("out", "g", "best") + "; idx[g] = bi < 0 ? 0 : bi;")
+    lines.append("  " + t.store("out", "g * W + o" + str(last), "best") + f"; idx[g * W + o{last}] = bi < 0 ? 0 : bi;")
+    lines.append("  }")
     lines.append("}")
     return "\n".join(lines) + "\n", "maxpool"
 
@@ -278,14 +283,14 @@ def k_max_pool(x, kernel, stride, padding, dilation, ceil_mode):
     shape = (N, C) + out_sp
     vals = ew.new_tensor(cd, shape, x._dtype, x._device)
     idx = ew.new_tensor(cd, shape, D.int64, x._device)
-    n = vals.numel()
-    if n == 0:
+    if vals.numel() == 0:
         return vals, idx
-    meta = [n, C, x._offset, x._stride[0], x._stride[1], *in_sp, *kernel, *dilation, *padding, *stride, *out_sp,
+    rows = N * C * _prod(out_sp[:-1])
+    meta = [rows, C, x._offset, x._stride[0], x._stride[1], *in_sp, *kernel, *dilation, *padding, *stride, *out_sp,
             *x._stride[2:]]
     nv = len(meta)
-    k = cd.kernel(("maxpool", t.name, nsp), lambda: _maxpool_src(t, nsp, nv))
-    _launch1(cd, k, n, (vals, idx, x), meta)
+    k = cd.kernel(("maxpool2", t.name, nsp), lambda: _maxpool_src(t, nsp, nv))
+    _launch1(cd, k, rows, (vals, idx, x), meta, 16)
     return vals, idx
 
 
@@ -299,7 +304,8 @@ def k_max_pool_backward(g, idx, in_shape):
     gc = g if g.is_contiguous() else clone(g)
     ic = idx if idx.is_contiguous() else clone(idx)
     m = gc.numel() // (N * C) if N * C else 0
-    scatter_add_into(z, 2, ew.view(ic, (N, C, m)), ew.view(gc, (N, C, m)), "max_pool_backward")
+    # the indices are max_pool's own: in range by construction, no need to wait for the flag
+    scatter_add_into(z, 2, ew.view(ic, (N, C, m)), ew.view(gc, (N, C, m)), "max_pool_backward", check=False)
     return ew.view(z, tuple(in_shape))
 
 
