@@ -267,3 +267,27 @@ def test_float32_tanh_is_within_five_ulp_with_exact_limits(dev):
         assert (np.abs(r[ok] - e[ok]) / np.spacing(np.abs(e[ok]).astype(np.float32))).max() <= 5
     s = host(t(np.array([np.inf, -np.inf, np.nan, 0.0, -0.0] * 4, np.float32), dev).tanh())
     assert s[:2].tolist() == [1.0, -1.0] and np.isnan(s[2]) and s[3] == 0 and np.signbit(s[4])
+
+
+@pytest.mark.parametrize("name,kw", [
+    ("SGD", dict(lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.01)),
+    ("SGD", dict(lr=0.1, momentum=0.5, dampening=0.2, maximize=True)),
+    ("SGD", dict(lr=0.1)),
+    ("Adam", dict(lr=0.01, amsgrad=True, weight_decay=0.1, maximize=True)),
+    ("AdamW", dict(lr=0.01, weight_decay=0.1)),
+])
+def test_fused_optimizer_kernels_follow_the_decomposition(dev, name, kw):
+    w0 = rng.standard_normal((7, 5)).astype(np.float32)
+    runs = []
+    for fused in (True, False):
+        p = ember.nn.Parameter(t(w0, dev))
+        q = ember.nn.Parameter(t(w0, dev).t())  # a non-contiguous parameter takes the decomposition
+        opt = getattr(ember.optim, name)([p, q], fused=fused, **kw) if fused else \
+            getattr(ember.optim, name)([p, q], foreach=False, **kw)
+        for _ in range(4):
+            opt.zero_grad()
+            ((p * p).sum() + (q.exp()).sum()).backward()
+            opt.step()
+        runs.append((host(p.detach()), host(q.detach())))
+    np.testing.assert_allclose(runs[0][0], runs[1][0], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(runs[0][1], runs[1][1], rtol=1e-5, atol=1e-6)

@@ -62,8 +62,8 @@ def k_fused_sgd(params, grads, momentum_buffers, first_step, lr, weight_decay, m
         buf = momentum_buffers[i] if momentum != 0 else None
         ops = (p, grads[i]) + ((buf,) if buf is not None else ())
         if not _fits(*ops):
-            _ref.sgd_update([p], [grads[i]], [buf] if buf is not None else [], [first_step[i]], lr, weight_decay,
-                            momentum, dampening, nesterov, maximize)
+            _ref.sgd_update([p], [grads[i]], [buf] if buf is not None else [], list(first_step[i:i + 1]), lr,
+                            weight_decay, momentum, dampening, nesterov, maximize)
             continue
         n = p.numel()
         if n == 0:
