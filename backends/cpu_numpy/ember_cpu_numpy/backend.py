@@ -310,11 +310,19 @@ def make_kernels(xp=np, nd=nd, wrap=wrap, special=_special) -> dict:
         return wrap(r.astype(a.dtype) if acc is not None else r, x._device)
 
 
+    def _mm(x, y):
+        """matmul, with a C-contiguous (..., M, K) @ (K, N) done as one (prod(...) * M, K) GEMM:
+        numpy's matmul calls BLAS once per leading index there (35 x (32, 128) @ (128, 1024):
+        2.7 ms against 1.3 ms for one GEMM, 1 thread)."""
+        if x.ndim > 2 and y.ndim == 2 and x.flags.c_contiguous:
+            return xp.matmul(x.reshape(math.prod(x.shape[:-1]), x.shape[-1]), y).reshape(x.shape[:-1] + y.shape[-1:])
+        return xp.matmul(x, y)
+
     def k_matmul(a, b):
         x, y = nd(a), nd(b)
         if x.dtype is _F16_NP or x.dtype is _BF16_NP:  # no BLAS for 16-bit floats: compute in float32
-            return wrap(xp.matmul(x.astype(xp.float32), y.astype(xp.float32)).astype(x.dtype), a._device)
-        return wrap(xp.matmul(x, y), a._device)
+            return wrap(_mm(x.astype(xp.float32), y.astype(xp.float32)).astype(x.dtype), a._device)
+        return wrap(_mm(x, y), a._device)
 
 
     def k_gather(x, d, index):

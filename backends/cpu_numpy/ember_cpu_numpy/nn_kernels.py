@@ -172,7 +172,10 @@ def make_kernels(xp=np, nd=nd, wrap=wrap, strided=_strided_ro) -> dict:
         a, m = nd(x), nd(w)
         dt = a.dtype
         a, m = _work(a), _work(m)
-        r = xp.matmul(a, m.T)
+        if a.ndim > 2 and a.flags.c_contiguous:  # one GEMM, not one per leading index (as k_matmul)
+            r = xp.matmul(a.reshape(_prod(a.shape[:-1]), a.shape[-1]), m.T).reshape(a.shape[:-1] + m.shape[:1])
+        else:
+            r = xp.matmul(a, m.T)
         if b is not None:
             r += _work(nd(b))
         return wrap(_back(r, dt), x._device)

@@ -110,6 +110,7 @@ PRIMITIVE_CASES = [
     C("cumsum", lambda x: ember.cumsum(x, 1), lambda x: np.cumsum(x, 1), [S3], dtypes=F + I, grad=True),
     C("matmul", ember.matmul, np.matmul, [(3, 5), (5, 2)], dtypes=F, grad=True),
     C("matmul_batched", ember.matmul, np.matmul, [(2, 3, 5), (5, 4)], dtypes=F, grad=True),
+    C("matmul_batched_k0", ember.matmul, np.matmul, [(2, 3, 0), (0, 4)], dtypes=F),
     C("matmul_vec", ember.matmul, np.matmul, [(5,), (2, 5, 3)], dtypes=F, grad=True),
     C("matmul_int", ember.matmul, np.matmul, [(3, 5), (5, 2)], dtypes=I),
     C("gather", lambda x: ember.gather(x, 1, ember.tensor([[0, 2], [1, 1], [3, 0]], device=x.device)),
