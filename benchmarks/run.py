@@ -140,9 +140,12 @@ def machine() -> str:
          f"Python {platform.python_version()}, numpy {numpy.__version__}")
     try:
         from threadpoolctl import threadpool_info  # optional: names the BLAS numpy uses
-        blas = [f"{i['internal_api']} {i['version']}" for i in threadpool_info() if i.get("user_api") == "blas"]
+        blas = [f"{i['internal_api']} {i['version']}" + (f" {i['architecture']} kernels" if i.get("architecture") else "")
+                for i in threadpool_info() if i.get("user_api") == "blas"]
         if blas:
             s += f" ({', '.join(blas)})"
+        if os.environ.get("OPENBLAS_CORETYPE"):  # a pinned kernel set changes every BLAS-bound figure
+            s += f"; OPENBLAS_CORETYPE={os.environ['OPENBLAS_CORETYPE']} set in the environment"
     except Exception:
         pass
     return s
