@@ -154,6 +154,21 @@ def get_num_threads() -> int:
     return os.cpu_count() or 1
 
 
+def set_num_interop_threads(n: int) -> None:
+    """Accepted for compatibility: ember runs ops on the calling thread, there is no inter-op
+    pool to size. The value is checked and reported back by :func:`get_num_interop_threads`."""
+    import builtins
+    from . import _state
+    if isinstance(n, builtins.bool) or not isinstance(n, builtins.int) or n < 1:
+        raise ValueError(f"set_num_interop_threads expects a positive integer, got {n!r}")
+    _state.threads.interop = n
+
+
+def get_num_interop_threads() -> int:
+    from . import _state
+    return _state.threads.interop
+
+
 def set_default_tensor_type(t) -> None:
     """Legacy: sets the default floating dtype from a tensor type such as ``ember.DoubleTensor``."""
     from ._legacy import parse_type_string

@@ -23,6 +23,7 @@ anomaly = _Anomaly()
 
 class _Threads:
     n = None  # ember.set_num_threads; None: each backend's default
+    interop = 1  # ember.set_num_interop_threads: recorded only (ops run on the caller's thread)
 
 
 threads = _Threads()

@@ -43,3 +43,16 @@ class _Probe(ember.utils.data.Dataset):
 def test_dataloader_workers_use_one_thread():
     loader = ember.utils.data.DataLoader(_Probe(), batch_size=None, num_workers=2)
     assert list(loader) == [1, 1]
+
+
+def test_interop_threads_are_recorded_and_checked():
+    before = ember.get_num_interop_threads()
+    try:
+        ember.set_num_interop_threads(3)
+        assert ember.get_num_interop_threads() == 3
+        for bad in (0, -1, 2.0, True, "2"):
+            with pytest.raises(ValueError, match="set_num_interop_threads"):
+                ember.set_num_interop_threads(bad)
+        assert ember.get_num_interop_threads() == 3
+    finally:
+        ember.set_num_interop_threads(before)
