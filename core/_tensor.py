@@ -433,7 +433,7 @@ class Tensor:
         from . import _devices
         dev = dtype = None
         copy = kwargs.pop("copy", False)
-        kwargs.pop("non_blocking", None)
+        non_blocking = bool(kwargs.pop("non_blocking", False))
         kwargs.pop("memory_format", None)
         if "device" in kwargs:
             dev = kwargs.pop("device")
@@ -454,7 +454,7 @@ class Tensor:
             elif a is None:
                 continue
             elif isinstance(a, bool):
-                continue  # legacy positional non_blocking
+                non_blocking = a  # legacy positional non_blocking
             elif a in (float, int, bool):
                 dtype = D.to_dtype(a)
             else:
@@ -464,17 +464,17 @@ class Tensor:
         if dev is self._device and dtype is self._dtype and not copy:
             return self
         from . import ops
-        return ops._to_copy(self, dtype, dev)
+        return ops._to_copy(self, dtype, dev, non_blocking)
 
     def cpu(self) -> "Tensor":
         return self.to("cpu")
 
     def cuda(self, device=None, non_blocking: bool = False) -> "Tensor":
         if device is None:
-            return self.to("cuda")
-        if isinstance(device, int):
-            return self.to(f"cuda:{device}")
-        return self.to(device)
+            device = "cuda"
+        elif isinstance(device, int):
+            device = f"cuda:{device}"
+        return self.to(device, non_blocking=non_blocking)
 
     def opencl(self, device=None) -> "Tensor":
         return self.to("opencl" if device is None else f"opencl:{device}" if isinstance(device, int) else device)

@@ -140,8 +140,11 @@ class Backend:
         """A new contiguous tensor of ``shape`` with uninitialised contents."""
         raise NotImplementedError
 
-    def from_numpy(self, array: np.ndarray, device):
-        """A tensor on ``device`` holding a copy of ``array`` (``cpu`` may share memory)."""
+    def from_numpy(self, array: np.ndarray, device, non_blocking: bool = False):
+        """A tensor on ``device`` holding a copy of ``array`` (``cpu`` may share memory). The core
+        passes ``non_blocking=True`` only for ``to(..., non_blocking=True)``: the copy may then
+        still be in flight when this returns (device order keeps later ops correct); without it
+        the copy must be complete, so the caller may reuse ``array`` at once."""
         raise NotImplementedError
 
     def to_numpy(self, tensor) -> np.ndarray:

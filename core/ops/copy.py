@@ -109,11 +109,14 @@ def _to_copy_decomp(x, dtype, dev):
     return out
 
 
-def _to_device_decomp(x, dtype, dev):
-    # across backends, through host memory (numpy is the host format)
+def _to_device_decomp(x, dtype, dev, non_blocking=False):
+    # across backends, through host memory (numpy is the host format); only a request for an
+    # asynchronous copy is passed on, so a backend's from_numpy may leave the keyword out
     host = x._device._backend.to_numpy(x)
     if host.dtype != dtype.np:
         host = host.astype(dtype.np)
+    if non_blocking:
+        return dev._backend.from_numpy(host, dev, non_blocking=True)
     return dev._backend.from_numpy(host, dev)
 
 
@@ -130,12 +133,14 @@ _TO_DEVICE = register_op("_to_device", decomposition=_to_device_decomp, saves=()
                          group="memory")
 
 
-def _to_copy(x: Tensor, dtype, dev) -> Tensor:
-    """A copy of ``x`` with ``dtype`` on canonical device ``dev`` (differentiable)."""
+def _to_copy(x: Tensor, dtype, dev, non_blocking: bool = False) -> Tensor:
+    """A copy of ``x`` with ``dtype`` on canonical device ``dev`` (differentiable).
+    ``non_blocking``: a copy between backends may return before it is done (cuda_cupy does so
+    from pinned host memory; the source must then stay untouched until the stream gets there)."""
     dev._backend.check_dtype(dtype, "to")
     if dev._backend is x._device._backend:
         return dispatch(_TO_COPY, dev, (x, dtype, dev), (x,))
-    return dispatch(_TO_DEVICE, x._device, (x, dtype, dev), (x,))
+    return dispatch(_TO_DEVICE, x._device, (x, dtype, dev, bool(non_blocking)), (x,))
 
 
 def _clone_decomp(x):

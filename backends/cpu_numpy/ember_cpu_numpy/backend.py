@@ -698,7 +698,7 @@ class NumpyBackend(Backend):
         a = np.empty(shape, dtype=dtype.np)
         return wrap(a, device)
 
-    def from_numpy(self, array, device):
+    def from_numpy(self, array, device, non_blocking: bool = False):
         """Shares memory with ``array`` (positive strides, multiples of the item size)."""
         dt = _ember_dtype(array.dtype)
         isz = array.itemsize

@@ -65,16 +65,20 @@ class CupyBackend(Backend):
         with cp.cuda.Device(device._index):
             return wrap(cp.empty(tuple(shape), CP_DTYPE[dtype]), device, dtype)
 
-    def from_numpy(self, array, device):
-        """A copy of ``array`` on ``device``; from pinned host memory the copy is queued on the
-        current stream without waiting (the source must stay untouched until it is done)."""
+    def from_numpy(self, array, device, non_blocking: bool = False):
+        """A copy of ``array`` on ``device``. From pinned host memory the copy is queued on the
+        current stream; with ``non_blocking`` it is not waited for (the source must stay untouched
+        until it is done, as in PyTorch), else the stream is synchronized before returning."""
         from .arrays import BF16, cp, wrap
         dt = D.from_numpy_dtype(array.dtype)
         host = array.view(np.uint16) if dt is BF16 else array
         with cp.cuda.Device(device._index):
             if self.is_pinned_array(array) and host.flags.c_contiguous:
                 a = cp.empty(host.shape, host.dtype)
-                a.set(host, stream=cp.cuda.get_current_stream())
+                stream = cp.cuda.get_current_stream()
+                a.set(host, stream=stream)
+                if not non_blocking:
+                    stream.synchronize()
             else:
                 a = cp.asarray(host if host.flags.c_contiguous else host.copy())
             return wrap(a, device, dt)

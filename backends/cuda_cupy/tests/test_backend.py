@@ -249,6 +249,17 @@ def test_pin_memory_and_asynchronous_upload():
     assert p.is_pinned() and p.device.type == "cpu" and p.tolist() == t.tolist()
     g = p.to("cuda", non_blocking=True)
     assert g.tolist() == t.tolist()
+    from cupy.cuda import calls
+    n = calls["stream_synchronize"]
+    p.to("cuda", non_blocking=True)
+    p.cuda(non_blocking=True)
+    assert calls["stream_synchronize"] == n  # queued, not waited for
+    p.to("cuda")
+    assert calls["stream_synchronize"] == n + 1  # a blocking copy from pinned memory is complete on return
+    p.cuda()
+    p.to("cuda", False)
+    assert calls["stream_synchronize"] == n + 3
+    assert g.to("cpu", non_blocking=True).tolist() == t.tolist()  # every backend takes the keyword
     from ember.utils.data import DataLoader, TensorDataset
     batches = list(DataLoader(TensorDataset(ember.arange(8.0)), batch_size=4, pin_memory=True))
     assert all(b[0].is_pinned() for b in batches)

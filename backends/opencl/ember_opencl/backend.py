@@ -89,7 +89,7 @@ class OpenCLBackend(Backend):
             self._check_device_dtype(dtype, cd, "empty")
         return new_tensor(cd, tuple(shape), dtype, device)
 
-    def from_numpy(self, array, device):
+    def from_numpy(self, array, device, non_blocking: bool = False):
         cd = self.cl(device)
         dt = D.from_numpy_dtype(array.dtype)
         if dt is D.float64 and not cd.fp64:
