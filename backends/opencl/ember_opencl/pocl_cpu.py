@@ -123,7 +123,8 @@ def fix_target_cpu(plat, dev) -> str:
         return ""
 
 
-def _patch(base: int, name: bytes, current: bytes = b"generic") -> str:
+def _patch(base: int, name: bytes, current: bytes) -> str:
+    """Point the cpu-name field next to the triple from ``current`` to a new ``name``."""
     fd = os.open("/proc/self/mem", os.O_RDWR)
     try:
         rd = _reader(fd)

@@ -34,7 +34,7 @@ def test_it_can_be_turned_off(monkeypatch):
 def test_a_struct_without_the_generic_name_is_not_written(monkeypatch):
     import ctypes
     blob = ctypes.create_string_buffer(b"\x00" * 4096)
-    assert pocl_cpu._patch(ctypes.addressof(blob), b"skx") == ""
+    assert pocl_cpu._patch(ctypes.addressof(blob), b"skx", b"generic") == ""
     assert blob.raw == b"\x00" * 4097
 
 
