@@ -136,9 +136,7 @@ def set_num_threads(n: int) -> None:
         raise ValueError(f"set_num_threads expects a positive integer, got {n!r}")
     _state.threads.n = n
     for be in _plugins.loaded_backends():
-        fn = getattr(be, "set_num_threads", None)
-        if fn is not None:
-            fn(n)
+        be.set_num_threads(n)
 
 
 def get_num_threads() -> int:
@@ -148,9 +146,9 @@ def get_num_threads() -> int:
     if _state.threads.n is not None:
         return _state.threads.n
     for be in _plugins.loaded_backends():
-        fn = getattr(be, "get_num_threads", None)
-        if fn is not None and be.device_type == "cpu":
-            return fn()
+        n = be.get_num_threads() if be.device_type == "cpu" else None
+        if n is not None:
+            return n
     return os.cpu_count() or 1
 
 

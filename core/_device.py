@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import re
 
+from . import _state
+
 __all__ = ["device"]
 
 _SPEC = re.compile(r"^([a-zA-Z_][a-zA-Z0-9_]*)(?::(\d+))?$")
@@ -81,11 +83,9 @@ class device:
         return (device, (self._type, self._index))
 
     def __enter__(self):  # `with ember.device('cpu'):` sets the default device, as torch does
-        from . import _factory
-        _factory._DEFAULT_DEVICE_STACK.append(self)
+        _state.default_device.stack.append(self)
         return self
 
     def __exit__(self, *exc):
-        from . import _factory
-        _factory._DEFAULT_DEVICE_STACK.pop()
+        _state.default_device.stack.pop()
         return False

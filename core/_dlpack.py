@@ -30,7 +30,7 @@ _NAMES = {KDL_CPU: "CPU", KDL_CUDA: "CUDA", KDL_CUDA_HOST: "CUDA host", KDL_OPEN
 
 
 def _desc(t) -> str:
-    from .ops._util import desc
+    from .ops._args import desc
     return desc(t)
 
 
@@ -43,9 +43,9 @@ def to_dlpack(tensor, stream=None, *, max_version=None, dl_device=None, copy=Non
     if tensor._requires_grad:
         raise RuntimeError("Can't export tensors that require gradient, use tensor.detach()")
     be = tensor._device._backend
-    hook = getattr(be, "to_dlpack", None)
-    if hook is not None:
-        return hook(tensor, stream=stream, max_version=max_version, dl_device=dl_device, copy=copy)
+    capsule = be.to_dlpack(tensor, stream=stream, max_version=max_version, dl_device=dl_device, copy=copy)
+    if capsule is not None:
+        return capsule
     if tensor._device._type != "cpu":
         raise BufferError(f"__dlpack__: backend '{be.name}' (device {tensor._device}) does not implement DLPack export "
                           f"(a to_dlpack hook); copy the tensor to cpu first ({_desc(tensor)})")
@@ -73,9 +73,9 @@ def to_dlpack(tensor, stream=None, *, max_version=None, dl_device=None, copy=Non
 def dlpack_device(tensor) -> tuple:
     """``(device_type_code, device_id)`` of ``tensor`` (what ``Tensor.__dlpack_device__`` returns)."""
     be = tensor._device._backend
-    hook = getattr(be, "dlpack_device", None)
-    if hook is not None:
-        return tuple(hook(tensor))
+    dev = be.dlpack_device(tensor)
+    if dev is not None:
+        return tuple(dev)
     if tensor._device._type == "cpu":
         return (KDL_CPU, 0)
     raise BufferError(f"__dlpack_device__: backend '{be.name}' (device {tensor._device}) does not implement DLPack")
@@ -149,8 +149,7 @@ def from_dlpack(ext_tensor, *, device=None, copy=None):
         except RuntimeError as e:
             raise RuntimeError(f"from_dlpack(): a {_NAMES[code]} tensor needs the ember backend for device type "
                                f"'{dtype_name}': {e}") from None
-        hook = getattr(be, "from_dlpack", None)
-        t = hook(ext_tensor, code, index) if hook is not None else None
+        t = be.from_dlpack(ext_tensor, code, index)
         if t is None:
             raise RuntimeError(f"from_dlpack(): backend '{be.name}' can't import {_NAMES[code]} DLPack tensors (it has "
                                "no from_dlpack hook)")

@@ -8,16 +8,13 @@ import numpy as np
 
 from . import _devices
 from . import _dtype as D
+from . import _state
 from ._tensor import Tensor, _alias
-from .ops import _util as U
-
-_DEFAULT_DEVICE_STACK: list = []
-_default_device = [None]
-
+from .ops import _args as U
 
 def set_default_device(device) -> None:
     """Device that factories use when ``device=`` is not given (``None``: cpu)."""
-    _default_device[0] = None if device is None else _devices.canonical(device)
+    _state.default_device.value = None if device is None else _devices.canonical(device)
 
 
 def get_default_device():
@@ -26,10 +23,8 @@ def get_default_device():
 
 def _resolve_device(device):
     if device is None:
-        if _DEFAULT_DEVICE_STACK:
-            return _devices.canonical(_DEFAULT_DEVICE_STACK[-1])
-        d = _default_device[0]
-        return d if d is not None else _devices.cpu()
+        d = _state.default_device.current()
+        return _devices.cpu() if d is None else _devices.canonical(d)
     return _devices.canonical(device)
 
 

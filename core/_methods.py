@@ -4,7 +4,7 @@ from __future__ import annotations
 from . import _dtype as D
 from . import ops
 from ._tensor import Tensor, Size, _alias
-from .ops import _util as U
+from .ops import _args as U
 from .ops import elementwise as E
 
 # op functions that are not Tensor methods (they take no tensor first, or torch has no method)
@@ -93,6 +93,13 @@ def _new_like(kind):
     method.__name__ = "new_" + kind
     method.__doc__ = f"A new tensor of ``size`` ({kind}) with this tensor's dtype and device unless given."
     return method
+
+
+def new_empty_strided(self, size, stride, *, dtype=None, device=None, requires_grad=False):
+    """A new uninitialised tensor with ``size`` and ``stride``, this tensor's dtype and device
+    unless given."""
+    return ops.empty_strided(size, stride, dtype=self._dtype if dtype is None else dtype,
+                             device=self._device if device is None else device, requires_grad=requires_grad)
 
 
 def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
@@ -234,6 +241,7 @@ def install() -> None:
     T.new_ones = _new_like("ones")
     T.new_full = _new_like("full")
     T.new_tensor = new_tensor
+    T.new_empty_strided = new_empty_strided
     T.resize_ = resize_
     T.resize_as_ = resize_as_
     T.set_ = set_

@@ -262,7 +262,7 @@ def backend_for(device_type: str):
         inst.device_type = device_type
         spec.instance = inst
         from . import _state
-        if _state.threads.n is not None and hasattr(inst, "set_num_threads"):
+        if _state.threads.n is not None:
             inst.set_num_threads(_state.threads.n)
         for impl in pm.hook.ember_register_kernels.get_hookimpls():
             _current_plugin[0] = impl.plugin_name

@@ -12,8 +12,9 @@ import threading
 from . import _devices
 from . import _dtype as D
 from ._tensor import Tensor
-from .ops import _util as U
-from .ops.registry import inplace, register_op
+from .ops import _args as U
+from .ops.registry import register_op
+from .ops.writes import write_direct as inplace
 
 DEFAULT_SEED = 67280421310721  # PyTorch's default cpu seed: unseeded runs repeat
 _lock = threading.Lock()
@@ -132,8 +133,8 @@ def _gen_for(t: Tensor, generator):
     return generator._gen
 
 
-_UNIFORM = register_op("uniform_", primitive=True, group="random", differentiable=False)
-_NORMAL = register_op("normal_", primitive=True, group="random", differentiable=False)
+_UNIFORM = register_op("uniform_", group="random", differentiable=False)
+_NORMAL = register_op("normal_", group="random", differentiable=False)
 
 
 def _check_float(t, op):

@@ -37,7 +37,7 @@ def _generic_front_end(op):
     import inspect
 
     from ._tensor import Tensor
-    from .ops._util import common_device
+    from .ops._args import common_device
     from .ops.registry import dispatch
     sig_src = op.meta or op.decomposition
     sig = inspect.signature(sig_src) if sig_src is not None else None

@@ -1,4 +1,5 @@
-"""Process- and thread-level switches read on the hot path (grad mode, anomaly detection)."""
+"""Process- and thread-level switches read on the hot path: grad mode, anomaly detection, thread
+counts and the default device."""
 from __future__ import annotations
 
 import threading
@@ -11,6 +12,20 @@ class _GradState(threading.local):
 
 
 grad = _GradState()
+
+
+class grad_disabled:
+    """Grad mode off inside a ``with`` block (the internal one; the public, decorator-capable
+    context manager is ``ember.no_grad``)."""
+
+    __slots__ = ("prev",)
+
+    def __enter__(self):
+        self.prev = grad.enabled
+        grad.enabled = False
+
+    def __exit__(self, *exc):
+        grad.enabled = self.prev
 
 
 class _Anomaly:
@@ -27,3 +42,19 @@ class _Threads:
 
 
 threads = _Threads()
+
+
+class _DefaultDevice:
+    """The device factories use when ``device=`` is not given: the innermost ``with
+    ember.device(...)`` block, else :func:`ember.set_default_device`'s (None: cpu). Holds device
+    specs; factories make them canonical."""
+
+    def __init__(self):
+        self.stack: list = []   # `with ember.device(...)` blocks, innermost last
+        self.value = None       # ember.set_default_device
+
+    def current(self):
+        return self.stack[-1] if self.stack else self.value
+
+
+default_device = _DefaultDevice()

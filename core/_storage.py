@@ -6,16 +6,19 @@ class UntypedStorage:
     """A flat buffer of ``nbytes`` bytes on ``device``.
 
     ``_data`` is the backend's own object (a numpy array for ``cpu_numpy``, a ``cl.Buffer`` for
-    ``opencl``...). Views share the storage object itself, so ``x.view(9).untyped_storage() is
+    ``opencl``...); a backend may rebind it (a copy-on-write backend must, see docs/backends.md).
+    ``backend_state`` is the backend's own slot (None at creation; the core never reads it).
+    Views share the storage object itself, so ``x.view(9).untyped_storage() is
     x.untyped_storage()``.
     """
 
-    __slots__ = ("_data", "_nbytes", "_device", "__weakref__")
+    __slots__ = ("_data", "_nbytes", "_device", "backend_state", "__weakref__")
 
     def __init__(self, data, nbytes: int, device):
         self._data = data
         self._nbytes = nbytes
         self._device = device
+        self.backend_state = None
 
     def nbytes(self) -> int:
         return self._nbytes

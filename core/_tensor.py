@@ -162,7 +162,7 @@ class Tensor:
     @property
     def requires_grad(self) -> bool:
         if self._base is not None and not self._requires_grad:
-            from .autograd.graph import view_requires_grad
+            from ._graph import view_requires_grad
             return view_requires_grad(self)
         return self._requires_grad
 
@@ -189,7 +189,7 @@ class Tensor:
     @property
     def grad_fn(self):
         if self._base is not None:
-            from .autograd.graph import grad_fn_of
+            from ._graph import grad_fn_of
             return grad_fn_of(self)
         return self._grad_fn
 
@@ -243,7 +243,7 @@ class Tensor:
         replacement gradient. Returns a handle with ``remove()``."""
         if not self.requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-        from .autograd.graph import RemovableHandle
+        from ._graph import RemovableHandle
         if not self.is_leaf:  # runs on the gradient flowing into this output of its grad_fn
             return self.grad_fn._add_tensor_hook(self._output_nr, hook)
         if self._hooks is None:
@@ -256,7 +256,7 @@ class Tensor:
         """For leaves: call ``hook(tensor)`` after its ``.grad`` has been accumulated."""
         if not self.is_leaf:
             raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
-        from .autograd.graph import RemovableHandle
+        from ._graph import RemovableHandle
         hooks = self.__dict__.setdefault("_post_accumulate_hooks", {})
         handle = RemovableHandle(hooks)
         hooks[handle.id] = hook
@@ -587,7 +587,7 @@ def _wrap_dim(dim, ndim: int, op: str = "") -> int:
 def _pinning_backend(t, device):
     """The backend that pins ``t``'s host memory: its own if it pins, else the accelerator's."""
     be = t._device._backend
-    if hasattr(be, "pin_memory"):
+    if be.supports_pinning:
         return be
     if t._device._type != "cpu":
         return None
@@ -597,10 +597,15 @@ def _pinning_backend(t, device):
         acc = _plugins.backend_for(kind)
     except RuntimeError:
         return None
-    return acc if hasattr(acc, "pin_memory") and acc.availability()[0] else None
+    return acc if acc.supports_pinning and acc.availability()[0] else None
 
 
 def _make(storage, shape, stride, offset, dtype, device, native=None) -> Tensor:
+    """A tensor over ``storage`` (public as ``ember.backend.make_tensor``, how kernels return
+    results). ``device`` must be the canonical device (``storage.device``); ``native`` is an
+    optional backend object cached on the tensor as ``t._native`` (cpu_numpy keeps the numpy view
+    there): it must describe exactly this tensor's elements, and stay valid as long as
+    ``storage._data`` is the same object (a backend that rebinds ``_data`` checks that first)."""
     t = _new(Tensor)
     t._storage = storage
     t._shape = shape

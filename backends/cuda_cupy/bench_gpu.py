@@ -45,7 +45,7 @@ def main(argv=None) -> int:
     import ember
     from ember import nn
     if not ember.cuda.is_available():
-        print(f"bench_gpu: {ember._plugins.backend_for('cuda').availability()[1]}")
+        print(f"bench_gpu: {ember.backend.backend_for('cuda').availability()[1]}")
         return 2
     import cupy as cp
     sync = cp.cuda.Device().synchronize

@@ -5,7 +5,8 @@ import heapq
 import threading
 
 from .. import _state
-from .graph import AccumulateGrad, edge_of
+from ..ops.reduction import sum_to_shape
+from .._graph import AccumulateGrad, edge_of
 
 _grad = _state.grad
 
@@ -130,8 +131,6 @@ def _sum_grads(a, b):
 
 def run(roots, retain_graph, create_graph, capture, accumulate, user_grads=None):
     """Execute the graph from ``roots`` ([((node, nr), grad)]) and return captured gradients."""
-    from ..ops import _util
-
     roots = [(e, g) for e, g in roots if e[0] is not None]
     if not roots:
         if capture is None:
@@ -300,7 +299,7 @@ def run(roots, retain_graph, create_graph, capture, accumulate, user_grads=None)
                 if g is not None:
                     shape, dt = metas[i]
                     if g._shape != shape:
-                        g = _util.sum_to_shape(g, shape, node.name())
+                        g = sum_to_shape(g, shape, node.name())
                     if g._dtype is not dt:
                         g = g.to(dt)
                     if anomaly and _state.anomaly.check_nan and g.is_floating_point():

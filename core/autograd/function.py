@@ -4,7 +4,7 @@ from __future__ import annotations
 import functools
 
 from .. import _state
-from .graph import Node, edge_of, view_requires_grad
+from .._graph import Node, edge_of, view_requires_grad
 
 _grad = _state.grad
 
@@ -63,7 +63,7 @@ class FunctionCtx:
 
 
 def _desc(t):
-    from .graph import _type_desc
+    from .._graph import _type_desc
     return _type_desc(t)
 
 
@@ -101,7 +101,7 @@ class BackwardCFunction(Node, FunctionCtx):
                 raise TypeError(f"function {self.name()} returned a gradient of type {type(g).__name__} at index {i}; "
                                 "expected a Tensor or None")
             if g._shape != m[0]:
-                from ..ops._util import broadcast_shapes
+                from ..ops._args import broadcast_shapes
                 ok = True
                 try:
                     ok = len(g._shape) >= len(m[0]) and broadcast_shapes(g._shape, m[0]) == g._shape
@@ -201,7 +201,7 @@ class Function(metaclass=FunctionMeta):
                 metas.append(None)
                 continue
             if id(o) in dirty:
-                from ..ops.registry import check_inplace
+                from ..ops.writes import check_inplace
                 check_inplace(o, cls.__name__)
             elif id(o) in input_ids:
                 # an input returned unchanged: the output is a new alias with this node's history

@@ -17,7 +17,8 @@ from . import reduction as _reduction
 from . import shape as _shape
 from . import views as _views
 from .. import _factory, _random
-from .registry import ALL, OPS, OpDef, dispatch, inplace, op, record, register_op, run
+from .registry import ALL, OPS, OpDef, dispatch, record, register_op, run
+from .declare import composite, defop
 
 _FACTORY_NAMES = ("arange", "as_tensor", "asarray", "empty", "empty_like", "empty_strided", "eye", "from_numpy",
                   "full", "full_like", "linspace", "logspace", "ones", "ones_like", "scalar_tensor", "tensor", "zeros",

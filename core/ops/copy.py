@@ -4,8 +4,9 @@ from __future__ import annotations
 from .. import _dtype as D
 from .. import _state
 from .._tensor import Tensor
-from . import _util as U
-from .registry import check_overlap, dispatch, inplace, register_op
+from . import _args as U
+from .registry import dispatch, register_op
+from .writes import check_overlap, write_direct as inplace
 
 _grad = _state.grad
 
@@ -23,7 +24,7 @@ def _copy_to_decomp(src, shape, dtype):
 
 _COPY_TO = register_op("_copy_to", decomposition=_copy_to_decomp, saves=(), group="memory",
                        backward=lambda ctx, g: (g,))
-_COPY = register_op("copy_", primitive=True, group="memory", saves=(), backward=lambda ctx, g: (g,))
+_COPY = register_op("copy_", group="memory", differentiable=False)  # autograd: _copy_to
 
 
 def copy_(self: Tensor, src, non_blocking: bool = False) -> Tensor:
@@ -51,7 +52,7 @@ def copy_(self: Tensor, src, non_blocking: bool = False) -> Tensor:
     return self
 
 
-_FILL = register_op("fill_", primitive=True, group="memory", differentiable=False)
+_FILL = register_op("fill_", group="memory", differentiable=False)
 
 
 def _full_like_decomp(value, shape, dtype, dev):

@@ -12,8 +12,9 @@ import math
 from .. import _dtype as D
 from .. import _state
 from .._tensor import Tensor
-from . import _util as U
-from .registry import ALL, dispatch, inplace, register_op
+from . import _args as U
+from .registry import ALL, dispatch, register_op
+from .writes import write_back, write_direct as inplace, write_out, write_out_tuple  # noqa: F401
 
 _grad = _state.grad
 _FLOAT = D._FLOAT
@@ -34,51 +35,8 @@ def _cast(t: Tensor, dtype) -> Tensor:
     return _to_copy(t, dtype, t._device)
 
 
-def write_out(out, r: Tensor, op: str) -> Tensor:
-    """Store result ``r`` into the user's ``out=`` tensor (resized when its shape differs)."""
-    if not isinstance(out, Tensor):
-        raise TypeError(f"{op}(): argument 'out' must be Tensor, not {type(out).__name__}")
-    if _grad.enabled and (r._requires_grad or out._requires_grad):
-        raise RuntimeError(f"{op}(): functions with out=... arguments don't support automatic differentiation, but one "
-                           "of the arguments requires grad.")
-    if not D.can_cast(r._dtype, out._dtype):
-        raise RuntimeError(f"{op}: result type {_tname(r._dtype)} can't be cast to the desired output type {_tname(out._dtype)}")
-    if out._device != r._device:
-        raise RuntimeError(f"{op}: Expected out tensor to have device {r._device}, but got {out._device} instead")
-    if out._shape != r._shape:
-        out.resize_(r._shape)
-    from .copy import copy_
-    return copy_(out, r)
-
-
-def write_out_tuple(out, results, op: str):
-    """``out=(values, indices)`` for ops with several results; returns ``results``' named tuple
-    type filled with the ``out`` tensors."""
-    if not isinstance(out, (tuple, list)) or len(out) != len(results):
-        raise TypeError(f"{op}(): argument 'out' must be a tuple of {len(results)} Tensors")
-    written = [write_out(o, r, op) for o, r in zip(out, results)]
-    return type(results)(*written) if hasattr(results, "_fields") else tuple(written)
-
-
-def _tname(dt) -> str:
-    return {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16", "int64": "Long",
-            "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}[dt.name]
-
-
-def _scalar_value(v, dtype, op):
-    cat = dtype.category
-    if cat == _FLOAT:
-        return float(v)
-    if cat == _INT:
-        if isinstance(v, float):
-            return v  # only reached for ops that allow it (e.g. pow with a float exponent)
-        v = int(v)
-        if dtype is not D.int64:
-            info = D.iinfo(dtype)
-            if v < info.min or v > info.max:
-                raise RuntimeError(f"{op}: value {v} cannot be converted to type {dtype.name} without overflow")
-        return v
-    return bool(v)
+_tname = U.type_name
+_scalar_value = U.scalar_value
 
 
 # kinds of binary ops
@@ -164,7 +122,7 @@ def _binary(name, kind, fa=None, fb=None, *, saves=ALL, save_output=False, decom
     differentiable = fa is not None
     bw = (lambda ctx, g: _bin_grads(ctx, g, fa, fb)) if differentiable else None
     op = register_op(name, backward=bw, saves=saves, save_output=save_output, decomposition=decomposition,
-                     primitive=primitive, differentiable=differentiable, group="binary", doc=doc)
+                     differentiable=differentiable, group="binary", doc=doc)
 
     def fn(input, other, *, out=None):
         a, b, dev, ct = prep2(name, input, other, kind)
@@ -205,14 +163,14 @@ def _binary(name, kind, fa=None, fb=None, *, saves=ALL, save_output=False, decom
 
 # -- binary arithmetic -----------------------------------------------------------------------
 
-_ADD, _add, add_inplace = _binary("add", ARITH, lambda g, a, b: g, lambda g, a, b: g, saves=(), primitive=True,
+_ADD, _add, add_inplace = _binary("add", ARITH, lambda g, a, b: g, lambda g, a, b: g, saves=(),
                                   doc="``input + other`` (with ``alpha``: ``input + alpha * other``).")
-_SUB, _sub, sub_inplace = _binary("sub", ARITH, lambda g, a, b: g, lambda g, a, b: -g, saves=(), primitive=True,
+_SUB, _sub, sub_inplace = _binary("sub", ARITH, lambda g, a, b: g, lambda g, a, b: -g, saves=(),
                                   doc="``input - other``")
-_MUL, mul, mul_ = _binary("mul", ARITH, lambda g, a, b: g * b, lambda g, a, b: g * a, primitive=True,
+_MUL, mul, mul_ = _binary("mul", ARITH, lambda g, a, b: g * b, lambda g, a, b: g * a,
                           doc="``input * other``")
 _DIV, _true_div, _true_div_ = _binary(
-    "div", FLOATOP, lambda g, a, b: g / b, lambda g, a, b: -g * a / (b * b), primitive=True,
+    "div", FLOATOP, lambda g, a, b: g / b, lambda g, a, b: -g * a / (b * b),
     doc="``input / other`` (true division; ``rounding_mode`` 'trunc' or 'floor' rounds)")
 
 
@@ -309,21 +267,6 @@ def div_(self, other, *, rounding_mode=None):
     return write_back(self, div(self, other, rounding_mode=rounding_mode), "div_")
 
 
-def write_back(self: Tensor, r: Tensor, op: str) -> Tensor:
-    """Store the out-of-place result ``r`` of an in-place composite into ``self``, refusing what
-    PyTorch refuses: a result dtype that can't be cast to self's, or a shape self can't hold."""
-    if not isinstance(self, Tensor):
-        raise TypeError(f"{op}(): self must be a Tensor, not {type(self).__name__}")
-    if not D.can_cast(r._dtype, self._dtype):
-        raise RuntimeError(f"{op}: result type {_tname(r._dtype)} can't be cast to the desired output type "
-                           f"{_tname(self._dtype)}")
-    if r._shape != self._shape and U.broadcast_shapes(self._shape, r._shape, op) != self._shape:
-        raise RuntimeError(f"{op}: output with shape {list(self._shape)} doesn't match the broadcast shape "
-                           f"{list(U.broadcast_shapes(self._shape, r._shape, op))}")
-    from .copy import copy_
-    return copy_(self, r)
-
-
 divide, divide_ = div, div_
 true_divide, true_divide_ = _true_div, _true_div_
 
@@ -364,7 +307,7 @@ def floor_divide_(self, other):
     return write_back(self, floor_divide(self, other), "floor_divide_")
 
 
-_FMOD, fmod, fmod_ = _binary("fmod", ARITH, lambda g, a, b: g, lambda g, a, b: -g * trunc(a / b), primitive=True,
+_FMOD, fmod, fmod_ = _binary("fmod", ARITH, lambda g, a, b: g, lambda g, a, b: -g * trunc(a / b),
                              doc="C's fmod: remainder with the sign of the dividend", no_bool=True)
 
 
@@ -387,8 +330,8 @@ def _max_b(g, a, b):
     return where(eq(a, b), g / 2, where(lt(a, b), g, 0.0))
 
 
-_MAXIMUM, maximum, _maximum_ = _binary("maximum", ARITH, _max_a, _max_b, primitive=True, doc="elementwise maximum (NaN propagates)")
-_MINIMUM, minimum, _minimum_ = _binary("minimum", ARITH, _max_b, _max_a, primitive=True, doc="elementwise minimum (NaN propagates)")
+_MAXIMUM, maximum, _maximum_ = _binary("maximum", ARITH, _max_a, _max_b, doc="elementwise maximum (NaN propagates)")
+_MINIMUM, minimum, _minimum_ = _binary("minimum", ARITH, _max_b, _max_a, doc="elementwise minimum (NaN propagates)")
 
 
 def _fmax_decomp(a, b):
@@ -415,7 +358,7 @@ def _atan2_b(g, a, b):
     return -g * a / (a * a + b * b)
 
 
-_ATAN2, atan2, atan2_ = _binary("atan2", FLOATOP, _atan2_a, _atan2_b, primitive=True, doc="atan(input / other) by quadrant")
+_ATAN2, atan2, atan2_ = _binary("atan2", FLOATOP, _atan2_a, _atan2_b, doc="atan(input / other) by quadrant")
 arctan2, arctan2_ = atan2, atan2_
 
 
@@ -442,7 +385,7 @@ def _pow_b(g, a, b):
     return g * pow(a, b) * where(logical_and(eq(a, 0), ge(b, 0)), 0.0, la)
 
 
-_POW = register_op("pow", primitive=True, group="binary", backward=lambda ctx, g: _bin_grads(ctx, g, _pow_a, _pow_b))
+_POW = register_op("pow", group="binary", backward=lambda ctx, g: _bin_grads(ctx, g, _pow_a, _pow_b))
 
 
 def _int_pow(a, b, dev):
@@ -518,21 +461,21 @@ def float_power_(self, exponent):
 
 # -- comparisons, logical and bitwise --------------------------------------------------------
 
-_EQ, eq, eq_ = _binary("eq", CMP, primitive=True, doc="``input == other``")
-_NE, ne, ne_ = _binary("ne", CMP, primitive=True, doc="``input != other``")
-_LT, lt, lt_ = _binary("lt", CMP, primitive=True, doc="``input < other``")
-_LE, le, le_ = _binary("le", CMP, primitive=True, doc="``input <= other``")
-_GT, gt, gt_ = _binary("gt", CMP, primitive=True, doc="``input > other``")
-_GE, ge, ge_ = _binary("ge", CMP, primitive=True, doc="``input >= other``")
+_EQ, eq, eq_ = _binary("eq", CMP, doc="``input == other``")
+_NE, ne, ne_ = _binary("ne", CMP, doc="``input != other``")
+_LT, lt, lt_ = _binary("lt", CMP, doc="``input < other``")
+_LE, le, le_ = _binary("le", CMP, doc="``input <= other``")
+_GT, gt, gt_ = _binary("gt", CMP, doc="``input > other``")
+_GE, ge, ge_ = _binary("ge", CMP, doc="``input >= other``")
 greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
 greater_, greater_equal_, less_, less_equal_, not_equal_ = gt_, ge_, lt_, le_, ne_
 
-_LAND, logical_and, logical_and_ = _binary("logical_and", LOGICAL, primitive=True, doc="elementwise logical and")
-_LOR, logical_or, logical_or_ = _binary("logical_or", LOGICAL, primitive=True, doc="elementwise logical or")
-_LXOR, logical_xor, logical_xor_ = _binary("logical_xor", LOGICAL, primitive=True, doc="elementwise logical xor")
-_BAND, bitwise_and, bitwise_and_ = _binary("bitwise_and", BITWISE, primitive=True, doc="elementwise bitwise and")
-_BOR, bitwise_or, bitwise_or_ = _binary("bitwise_or", BITWISE, primitive=True, doc="elementwise bitwise or")
-_BXOR, bitwise_xor, bitwise_xor_ = _binary("bitwise_xor", BITWISE, primitive=True, doc="elementwise bitwise xor")
+_LAND, logical_and, logical_and_ = _binary("logical_and", LOGICAL, doc="elementwise logical and")
+_LOR, logical_or, logical_or_ = _binary("logical_or", LOGICAL, doc="elementwise logical or")
+_LXOR, logical_xor, logical_xor_ = _binary("logical_xor", LOGICAL, doc="elementwise logical xor")
+_BAND, bitwise_and, bitwise_and_ = _binary("bitwise_and", BITWISE, doc="elementwise bitwise and")
+_BOR, bitwise_or, bitwise_or_ = _binary("bitwise_or", BITWISE, doc="elementwise bitwise or")
+_BXOR, bitwise_xor, bitwise_xor_ = _binary("bitwise_xor", BITWISE, doc="elementwise bitwise xor")
 
 
 def bitwise_not(input, *, out=None):
@@ -622,7 +565,7 @@ def _unary(name, kind, backward=None, *, saves=ALL, save_output=False, decomposi
     """Register a unary op and build ``f(input, *, out=None)`` and ``f_(self)``; dtypes in
     ``refuse`` raise NotImplementedError (as PyTorch)."""
     op = register_op(name, backward=backward, saves=saves, save_output=save_output, decomposition=decomposition,
-                     primitive=primitive, group="unary", doc=doc,
+                     group="unary", doc=doc,
                      differentiable=backward is not None)
 
     def fn(input, *, out=None):
@@ -673,7 +616,7 @@ def _neg_check(x):
                            "mask, use the `~` or `logical_not()` operator instead.")
 
 
-_NEG, _neg, _neg_ = _unary("neg", SAME, lambda ctx, g: (-g,), saves=(), primitive=True, doc="``-input``")
+_NEG, _neg, _neg_ = _unary("neg", SAME, lambda ctx, g: (-g,), saves=(), doc="``-input``")
 
 
 def neg(input, *, out=None):
@@ -689,10 +632,10 @@ def neg_(self):
 
 
 negative, negative_ = neg, neg_
-_ABS, abs, abs_ = _unary("abs", SAME, lambda ctx, g: (g * sign(_x(ctx)),), primitive=True, doc="absolute value",
+_ABS, abs, abs_ = _unary("abs", SAME, lambda ctx, g: (g * sign(_x(ctx)),), doc="absolute value",
                          refuse=_NO_BOOL)
 absolute, absolute_ = abs, abs_
-_SIGN, _sign, _sign_ = _unary("sign", SAME, _zero_grad, saves=(), primitive=True, doc="-1, 0 or 1 by the sign")
+_SIGN, _sign, _sign_ = _unary("sign", SAME, _zero_grad, saves=(), doc="-1, 0 or 1 by the sign")
 
 
 def sign(input, *, out=None):
@@ -711,24 +654,24 @@ def sign_(self):
 
 
 sgn, sgn_ = sign, sign_
-_EXP, exp, exp_ = _unary("exp", FLOATU, lambda ctx, g: (g * ctx.out,), saves=(), save_output=True, primitive=True, doc="e^x")
-_LOG, log, log_ = _unary("log", FLOATU, lambda ctx, g: (g / _x(ctx),), primitive=True, doc="natural logarithm")
-_SIN, sin, sin_ = _unary("sin", FLOATU, lambda ctx, g: (g * cos(_x(ctx)),), primitive=True, doc="sine")
-_COS, cos, cos_ = _unary("cos", FLOATU, lambda ctx, g: (-g * sin(_x(ctx)),), primitive=True, doc="cosine")
+_EXP, exp, exp_ = _unary("exp", FLOATU, lambda ctx, g: (g * ctx.out,), saves=(), save_output=True, doc="e^x")
+_LOG, log, log_ = _unary("log", FLOATU, lambda ctx, g: (g / _x(ctx),), doc="natural logarithm")
+_SIN, sin, sin_ = _unary("sin", FLOATU, lambda ctx, g: (g * cos(_x(ctx)),), doc="sine")
+_COS, cos, cos_ = _unary("cos", FLOATU, lambda ctx, g: (-g * sin(_x(ctx)),), doc="cosine")
 _TANH, tanh, tanh_ = _unary("tanh", FLOATU, lambda ctx, g: (g * (1 - ctx.out * ctx.out),), saves=(), save_output=True,
-                            primitive=True, doc="hyperbolic tangent")
+                            doc="hyperbolic tangent")
 _SQRT, sqrt, sqrt_ = _unary("sqrt", FLOATU, lambda ctx, g: (g / (2 * ctx.out),), saves=(), save_output=True,
-                            primitive=True, doc="square root")
+                            doc="square root")
 _ERF, erf, erf_ = _unary("erf", FLOATU, lambda ctx, g: (g * (2 / math.sqrt(math.pi)) * exp(-_x(ctx) * _x(ctx)),),
-                         primitive=True, doc="error function")
-_FLOOR, floor, floor_ = _unary("floor", ROUNDU, _zero_grad, saves=(), primitive=True, doc="round down", refuse=_NO_BOOL)
-_CEIL, ceil, ceil_ = _unary("ceil", ROUNDU, _zero_grad, saves=(), primitive=True, doc="round up", refuse=_NO_BOOL)
-_ROUND, _round, _round_ = _unary("round", ROUNDU, _zero_grad, saves=(), primitive=True, doc="round half to even",
+                         doc="error function")
+_FLOOR, floor, floor_ = _unary("floor", ROUNDU, _zero_grad, saves=(), doc="round down", refuse=_NO_BOOL)
+_CEIL, ceil, ceil_ = _unary("ceil", ROUNDU, _zero_grad, saves=(), doc="round up", refuse=_NO_BOOL)
+_ROUND, _round, _round_ = _unary("round", ROUNDU, _zero_grad, saves=(), doc="round half to even",
                                  refuse=_NO_BOOL)
-_TRUNC, trunc, trunc_ = _unary("trunc", ROUNDU, _zero_grad, saves=(), primitive=True, doc="round toward zero",
+_TRUNC, trunc, trunc_ = _unary("trunc", ROUNDU, _zero_grad, saves=(), doc="round toward zero",
                                refuse=_NO_BOOL)
 fix, fix_ = trunc, trunc_
-_LNOT, logical_not, logical_not_ = _unary("logical_not", BOOLU, primitive=True, doc="elementwise logical not")
+_LNOT, logical_not, logical_not_ = _unary("logical_not", BOOLU, doc="elementwise logical not")
 
 
 def round(input, *, decimals: int = 0, out=None):
@@ -960,7 +903,7 @@ def _where_bw(ctx, g):
     return tuple(res)
 
 
-_WHERE = register_op("where", primitive=True, group="ternary", backward=_where_bw, saves=())
+_WHERE = register_op("where", group="ternary", backward=_where_bw, saves=())
 
 
 def where(condition, input=None, other=None, *, out=None):

@@ -12,9 +12,10 @@ import numpy as np
 from .. import _dtype as D
 from .. import return_types as RT
 from .._tensor import Tensor, _wrap_dim
-from . import _util as U
+from . import _args as U
 from .elementwise import write_out
-from .registry import dispatch, inplace, register_op
+from .registry import dispatch, register_op
+from .writes import write_direct as inplace
 
 _INT64 = D.int64
 
@@ -81,7 +82,7 @@ def _gather_bw(ctx, g):
     return (scatter_add(zeros(x.shape, dtype=g._dtype, device=g._device), d, index, g),)
 
 
-_GATHER = register_op("gather", primitive=True, group="index", saves=(), backward=_gather_bw)
+_GATHER = register_op("gather", group="index", saves=(), backward=_gather_bw)
 
 
 def _check_gather_shapes(x, d, index, op, src=None):
@@ -124,7 +125,7 @@ def _scatter_add_bw(ctx, g):
     return tuple(res)
 
 
-_SCATTER_ADD = register_op("scatter_add", primitive=True, group="index", saves=(), backward=_scatter_add_bw)
+_SCATTER_ADD = register_op("scatter_add", group="index", saves=(), backward=_scatter_add_bw)
 
 
 def _src_region(src, index):
@@ -570,7 +571,7 @@ def masked_scatter_(self, mask, source):
 
 # -- nonzero, sort, topk ------------------------------------------------------------------------
 
-_NONZERO = register_op("nonzero", primitive=True, group="index", differentiable=False)
+_NONZERO = register_op("nonzero", group="index", differentiable=False)
 
 
 def nonzero(input, *, out=None, as_tuple: bool = False):
@@ -603,7 +604,7 @@ def _sort_bw(ctx, g):
     return (scatter_add(zeros(x.shape, dtype=gv._dtype, device=gv._device), d, idx, gv),)
 
 
-_SORT = register_op("sort", primitive=True, group="index", backward=_sort_bw, saves=(), save_output=True)
+_SORT = register_op("sort", group="index", backward=_sort_bw, saves=(), save_output=True)
 
 
 def sort(input, dim: int = -1, descending: bool = False, stable: bool = False, *, out=None):

@@ -5,7 +5,7 @@ import re
 
 from .. import _dtype as D
 from .._tensor import Tensor
-from . import _util as U
+from . import _args as U
 from .elementwise import _tensor_arg, write_out
 from .registry import dispatch, register_op
 
@@ -35,7 +35,7 @@ def _matmul_bw(ctx, g):
     return (ga, gb)
 
 
-_MATMUL = register_op("matmul", primitive=True, group="linalg", backward=_matmul_bw)
+_MATMUL = register_op("matmul", group="linalg", backward=_matmul_bw)
 
 
 def _check_mm_dtypes(a, b, op):

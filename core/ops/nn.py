@@ -20,7 +20,7 @@ import math
 from .. import _dtype as D
 from .. import _state
 from .._tensor import Tensor, _wrap_dim
-from . import _util as U
+from . import _args as U
 from .registry import dispatch, register_op
 
 _grad = _state.grad

@@ -7,7 +7,7 @@ import math
 from .. import _dtype as D
 from .. import return_types as RT
 from .._tensor import Tensor, _wrap_dim
-from . import _util as U
+from . import _args as U
 from .elementwise import _cast, _tensor_arg, write_out
 from .registry import dispatch, register_op
 
@@ -44,7 +44,7 @@ def _sum_bw(ctx, g):
     return (_unreduce(g, x.shape, dims, keepdim),)
 
 
-_SUM = register_op("sum", primitive=True, group="reduce", saves=(), backward=_sum_bw)
+_SUM = register_op("sum", group="reduce", saves=(), backward=_sum_bw)
 
 
 def _prep_reduce(input, dim, op):
@@ -160,7 +160,7 @@ def _flip(x, dims):
     return flip(x, dims)
 
 
-_PROD = register_op("prod", primitive=True, group="reduce", backward=_prod_bw)
+_PROD = register_op("prod", group="reduce", backward=_prod_bw)
 
 
 def prod(input, dim=None, keepdim: bool = False, *, dtype=None, out=None):
@@ -190,8 +190,8 @@ def _amax_bw(ctx, g):
     return (_unreduce(g, x._shape, dims, keepdim) * mask / cnt,)
 
 
-_AMAX = register_op("amax", primitive=True, group="reduce", save_output=True, backward=_amax_bw)
-_AMIN = register_op("amin", primitive=True, group="reduce", save_output=True, backward=_amax_bw)
+_AMAX = register_op("amax", group="reduce", save_output=True, backward=_amax_bw)
+_AMIN = register_op("amin", group="reduce", save_output=True, backward=_amax_bw)
 
 
 def _check_nonempty(x, dims, op, dim_given=True):
@@ -243,8 +243,8 @@ def aminmax(input, *, dim=None, keepdim=False, out=None):
     return _out(_aminmax(input, dim=dim, keepdim=keepdim), out, "aminmax")
 
 
-_ARGMAX = register_op("argmax", primitive=True, group="reduce", differentiable=False)
-_ARGMIN = register_op("argmin", primitive=True, group="reduce", differentiable=False)
+_ARGMAX = register_op("argmax", group="reduce", differentiable=False)
+_ARGMIN = register_op("argmin", group="reduce", differentiable=False)
 
 
 def argmax(input, dim=None, keepdim: bool = False, *, out=None):
@@ -700,7 +700,7 @@ def _cumsum_bw(ctx, g):
     return (sum(g, d, keepdim=True) - cumsum(g, d) + g,)
 
 
-_CUMSUM = register_op("cumsum", primitive=True, group="reduce", saves=(), backward=_cumsum_bw)
+_CUMSUM = register_op("cumsum", group="reduce", saves=(), backward=_cumsum_bw)
 
 
 def cumsum(input, dim, *, dtype=None, out=None):
@@ -878,3 +878,33 @@ def logcumsumexp(input, dim, *, out=None):
         r = dispatch(_LOGCUMSUMEXP, x._device, (x, d), (x,))
     return r if out is None else write_out(out, r, "logcumsumexp")
 
+
+def sum_to_shape(g, shape, op: str = ""):
+    """Sum ``g`` over broadcast dimensions so that it has ``shape``."""
+    shape = tuple(shape)
+    gs = g._shape
+    if gs == shape:
+        return g
+    lead = len(gs) - len(shape)
+    if lead < 0:
+        raise RuntimeError(f"{op}: gradient of shape {list(gs)} can't be reduced to shape {list(shape)}")
+    dims = list(range(lead))
+    for i, s in enumerate(shape):
+        if s == 1 and gs[lead + i] != 1:
+            dims.append(lead + i)
+        elif s != gs[lead + i] and gs[lead + i] != 1:
+            raise RuntimeError(f"{op}: gradient of shape {list(gs)} can't be reduced to shape {list(shape)}")
+    if dims:
+        g = sum(g, tuple(dims), keepdim=True)
+    if lead:
+        g = g.reshape(shape)
+    elif g._shape != shape:
+        g = g.expand(shape)
+    return g
+
+
+def sum_to_size(input, *size):
+    """``input`` summed over broadcast dimensions down to ``size`` (which ``input`` must
+    broadcast from)."""
+    shape = U.size_arg(size, "sum_to_size")
+    return sum_to_shape(input, shape, "sum_to_size")

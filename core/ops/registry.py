@@ -18,9 +18,9 @@ import os
 import warnings
 from typing import Callable
 
-from .. import _state
-from .._tensor import Tensor
-from ..autograd.graph import OpNode, TensorMeta, edge_of, grad_fn_of, view_requires_grad
+from .. import _devices, _state
+from .._tensor import Tensor, _alias
+from .._graph import OpNode, TensorMeta, edge_of, view_requires_grad
 
 _grad = _state.grad
 ALL = "all"
@@ -29,60 +29,84 @@ OPS: dict = {}
 
 
 class OpDef:
-    """The declaration of one op (see the module docstring)."""
+    """The declaration of one op (see the module docstring and :func:`ember.ops.declare.defop`).
 
-    __slots__ = ("name", "fn", "meta", "decomposition", "backward", "saves", "save_output",
-                 "differentiable", "primitive", "group", "node_name", "plugin", "doc", "inplace_of")
+    ``fn`` is the public front end (``ember.<name>``), ``inplace_fn`` its in-place form
+    (``Tensor.<name>_``) when the op has one; ``composite`` ops are written in other ops and have
+    no dispatch boundary of their own. ``result`` says what an in-place form may assume of the
+    kernel's result: ``"elementwise"`` (the first argument's dtype, the broadcast shape of the
+    tensor arguments), ``"first"`` (the first argument's shape and dtype) or None (unknown: the
+    in-place form computes out of place and writes back).
+    """
+
+    __slots__ = ("name", "fn", "inplace_fn", "meta", "decomposition", "backward", "saves", "save_output",
+                 "differentiable", "composite", "result", "method", "aliases", "group", "node_name", "plugin",
+                 "doc")
 
     def __init__(self, name, fn=None, meta=None, decomposition=None, backward=None, saves=ALL,
-                 save_output=False, differentiable=None, primitive=False, group="", plugin="", doc="",
-                 inplace_of=None):
+                 save_output=False, differentiable=None, group="", plugin="", doc="", composite=False,
+                 result=None, method=False, aliases=()):
         self.name = name
         self.fn = fn
+        self.inplace_fn = None
         self.meta = meta
         self.decomposition = decomposition
         self.backward = backward
         self.saves = saves
         self.save_output = save_output
         self.differentiable = (backward is not None or decomposition is not None) if differentiable is None else differentiable
-        self.primitive = primitive
+        self.composite = composite
+        self.result = result
+        self.method = method
+        self.aliases = tuple(aliases)
         self.group = group
         self.node_name = "".join(p[:1].upper() + p[1:] for p in name.strip("_").split("_")) + "Backward0"
         self.plugin = plugin
         self.doc = doc
-        self.inplace_of = inplace_of
 
     def __repr__(self):
         return f"<ember op {self.name}>"
 
     def __call__(self, *args, **kwargs):
-        if self.fn is None:
-            raise TypeError(f"op {self.name!r} has no python front end")
-        return self.fn(*args, **kwargs)
+        """The public front end; an internal op without one takes its kernel arguments."""
+        if self.fn is not None:
+            return self.fn(*args, **kwargs)
+        if kwargs:
+            raise TypeError(f"op {self.name!r} has no python front end: call it with its kernel arguments, "
+                            "positionally")
+        tensors = tensors_in(args)
+        if not tensors:
+            raise TypeError(f"{self.name}(): expected at least one Tensor argument")
+        return dispatch(self, tensors[0]._device, args, tuple(tensors))
+
+
+def tensors_in(args) -> list:
+    """The tensors among ``args``, looking one level into lists and tuples."""
+    out = []
+    for a in args:
+        if isinstance(a, Tensor):
+            out.append(a)
+        elif isinstance(a, (list, tuple)):
+            out.extend(x for x in a if isinstance(x, Tensor))
+    return out
 
 
 def register_op(name: str, fn: Callable | None = None, *, meta=None, decomposition=None, backward=None,
-                saves=ALL, save_output=False, differentiable=None, primitive=False, group="", plugin="",
-                doc="", replace=False) -> OpDef:
-    """Declare an op. ``backward(ctx, grad)`` returns one gradient per tensor input (None where
-    not needed: ``ctx.needs_input_grad[i]``), reading ``ctx.args`` (the kernel arguments; tensors
-    not listed in ``saves`` are replaced by their shape/dtype/device) and ``ctx.out`` (with
-    ``save_output``). Broadcast gradients are reduced and cast back to each input by the engine.
+                saves=ALL, save_output=False, differentiable=None, group="", plugin="", doc="", composite=False,
+                result=None, method=False, aliases=(), replace=False) -> OpDef:
+    """Enter an op into :data:`OPS` (the low-level step of :func:`ember.ops.declare.defop`, which
+    also builds the front ends). ``backward(ctx, grad)`` returns one gradient per tensor input
+    (None where not needed: ``ctx.needs_input_grad[i]``), reading ``ctx.args`` (the kernel
+    arguments; tensors not listed in ``saves`` are replaced by their shape/dtype/device) and
+    ``ctx.out`` (with ``save_output``). Broadcast gradients are reduced and cast back to each
+    input by the engine.
     """
     if name in OPS and not replace:
         raise ValueError(f"op {name!r} is already registered (by {OPS[name].plugin or 'ember'})")
-    op = OpDef(name, fn, meta, decomposition, backward, saves, save_output, differentiable, primitive,
-               group, plugin, doc or (fn.__doc__ if fn is not None and fn.__doc__ else ""))
+    op = OpDef(name, fn, meta, decomposition, backward, saves, save_output, differentiable, group, plugin,
+               doc or (fn.__doc__ if fn is not None and fn.__doc__ else ""), composite, result, method, aliases)
     OPS[name] = op
     return op
-
-
-def op(name: str, **kwargs):
-    """Decorator form: ``@op("add", backward=...)`` on the front end."""
-    def deco(fn):
-        register_op(name, fn, **kwargs)
-        return fn
-    return deco
 
 
 # -- dispatch ------------------------------------------------------------------------------
@@ -127,7 +151,6 @@ _warned: set = set()
 
 
 def _cpu_fallback(op, dev, args):
-    from .. import _devices
     cpu = _devices.cpu()
     if op.name not in _warned:
         _warned.add(op.name)
@@ -229,7 +252,6 @@ def record(op, args, inputs, out) -> None:
 def _saved_alias(o):
     if not isinstance(o, Tensor):
         return o
-    from .._tensor import _alias
     a = _alias(o, o._shape, o._stride, o._offset)
     a._base = None
     return a
@@ -248,114 +270,3 @@ def _strip_one(a, drop):
     if isinstance(a, (list, tuple)) and a and isinstance(a[0], Tensor):
         return type(a)(_strip_one(x, drop) for x in a)
     return a
-
-
-# -- in-place ops -----------------------------------------------------------------------------
-
-def check_inplace(t, opname: str) -> None:
-    """PyTorch's refusals for in-place ops under grad mode."""
-    if not _grad.enabled:
-        return
-    if t._requires_grad and t._grad_fn is None and t._base is None:
-        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
-    b = t._base
-    if b is not None and b._requires_grad and b._grad_fn is None:
-        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
-
-
-def inplace(op: OpDef, target: Tensor, dev, args: tuple, inputs: tuple, self_index: int | None = 0):
-    """Run ``op`` writing into ``target``; ``inputs[self_index]`` is ``target`` (None: the op
-    does not read target's old value, as ``copy_`` and ``fill_``).
-
-    Without autograd the kernel writes through ``out=`` when it can, else its result is copied.
-    With autograd the op is recorded out of place and ``target`` takes over its history; a
-    view's base is rebased through ``CopySlices``.
-    """
-    if _grad.enabled:
-        tracked = target._requires_grad or (target._base is not None and target._base._requires_grad)
-        if not tracked:
-            for t in inputs:
-                if t._requires_grad or (t._base is not None and view_requires_grad(t)):
-                    tracked = True
-                    break
-        if tracked:
-            check_inplace(target, op.name)
-            return _inplace_grad(op, target, dev, args, inputs, self_index)
-    _write(op, target, dev, args)
-    return target
-
-
-def _write(op, target, dev, args):
-    check_overlap(target, op.name)
-    if op.name in dev._backend.out_kernels:
-        dev._kernels[op.name](*args, out=target)
-    else:
-        r = run(op, dev, args)
-        if r is not target:
-            dev._kernels["copy_"](target, r)
-    target._version[0] += 1
-
-
-def _inplace_grad(op, target, dev, args, inputs, self_index):
-    from ..autograd.graph import CopySlices
-    if self_index is not None and op.differentiable and (op.saves == ALL or self_index in op.saves):
-        # the formula needs the old value of target, which the write destroys: save a copy
-        from . import clone as _clone
-        old = _clone(target)
-        args = tuple(old if a is target else a for a in args)
-        inputs = tuple(old if a is target else a for a in inputs)
-    r = dispatch(op, dev, args, inputs)
-    prev = _grad.enabled
-    _grad.enabled = False
-    try:
-        check_overlap(target, op.name)
-        dev._kernels["copy_"](target, r)
-        target._version[0] += 1
-    finally:
-        _grad.enabled = prev
-    fn = r._grad_fn if r._requires_grad else None
-    base = target._base
-    if base is None:
-        if fn is None:
-            target._grad_fn = None
-            target._requires_grad = False
-        else:
-            target._grad_fn = fn
-            target._output_nr = r._output_nr
-            target._requires_grad = True
-        return target
-    if fn is None and not base._requires_grad:
-        return target
-    node = CopySlices()
-    node.fn = fn
-    node.self_index = self_index
-    node.geometry = (target._shape, target._stride, target._offset)
-    node.base_geom = (base._shape, base._stride, base._offset)
-    base_edge = edge_of(base) if base._requires_grad else (None, 0)
-    if fn is None:
-        rest, rest_meta = [], []
-    elif self_index is None:
-        rest, rest_meta = list(fn.next_functions), list(fn.in_meta)
-    else:
-        rest = [e for i, e in enumerate(fn.next_functions) if i != self_index]
-        rest_meta = [m for i, m in enumerate(fn.in_meta) if i != self_index]
-    node.next_functions = (base_edge, *rest)
-    node.needs_input_grad = tuple(e[0] is not None for e in node.next_functions)
-    node.in_meta = ((base._shape, base._dtype), *rest_meta)
-    base._grad_fn = node
-    base._output_nr = 0
-    base._requires_grad = True
-    # the view itself becomes as_strided of the base's new history
-    target._requires_grad = True
-    target._fn_version = -1
-    grad_fn_of(target)
-    return target
-
-
-def check_overlap(t, opname: str) -> None:
-    """Refuse writes into tensors where several elements share one memory location."""
-    for s, st in zip(t._shape, t._stride):
-        if st == 0 and s > 1:
-            raise RuntimeError(
-                f"{opname}: unsupported operation: more than one element of the written-to tensor refers to a "
-                "single memory location. Please clone() the tensor before performing the operation.")

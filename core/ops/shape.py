@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .. import _dtype as D
 from .._tensor import Tensor, _wrap_dim
-from . import _util as U
+from . import _args as U
 from .elementwise import _cast, write_out
 from .registry import dispatch, register_op
 

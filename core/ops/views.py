@@ -8,9 +8,9 @@ from __future__ import annotations
 from .. import _dtype as D
 from .. import _state
 from .._tensor import Tensor, _alias, _wrap_dim
-from ..autograd.graph import view_requires_grad
+from .._graph import view_requires_grad
 from ..backend import contiguous_strides
-from . import _util as U
+from . import _args as U
 from .registry import record, register_op
 
 _grad = _state.grad
@@ -153,7 +153,7 @@ def reshape_as(self, other):
 
 
 def _as_strided_bw(ctx, g):
-    from ..autograd.graph import scatter_to_geometry
+    from .._graph import scatter_to_geometry
     x, size, stride, offset = ctx.args
     return (scatter_to_geometry(g, (tuple(size), tuple(stride), offset), x.shape, x._stride, x._offset),)
 
@@ -492,7 +492,7 @@ def unfold(self: Tensor, dimension: int, size: int, step: int) -> Tensor:
 
 def _become(self: Tensor, v: Tensor, name: str) -> Tensor:
     if _grad.enabled and (self._requires_grad or (self._base is not None and self._base._requires_grad)):
-        from .registry import check_inplace
+        from .writes import check_inplace
         check_inplace(self, name)
     self._shape, self._stride, self._offset = v._shape, v._stride, v._offset
     self._native = None

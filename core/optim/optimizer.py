@@ -21,7 +21,7 @@ from typing import Any, Callable, Iterable
 
 import ember
 from ember._tensor import Tensor
-from ember.autograd.graph import RemovableHandle
+from ember._graph import RemovableHandle
 from ember.ops.optim import FUSED
 from ember.ops.registry import dispatch
 

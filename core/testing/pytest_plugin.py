@@ -98,13 +98,13 @@ def device(ember_backend):
     if d.type == "cpu" or has_cpu_backend():
         yield d
         return
-    from ember import _factory
-    prev = _factory._default_device[0]
-    _factory.set_default_device(d)
+    from ember import _state, set_default_device
+    prev = _state.default_device.value
+    set_default_device(d)
     try:
         yield d
     finally:
-        _factory._default_device[0] = prev
+        _state.default_device.value = prev
 
 
 def has_cpu_backend() -> bool:

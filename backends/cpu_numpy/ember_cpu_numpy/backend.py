@@ -14,9 +14,10 @@ import warnings
 import numpy as np
 
 import ember
-from ember import _dtype as D
-from ember._storage import UntypedStorage
-from ember._tensor import Tensor, _make
+from ember.backend import dtypes as D
+from ember.backend import UntypedStorage
+from ember.backend import Tensor
+from ember.backend import make_tensor as _make
 from ember.backend import Backend, IndexOutOfRangeError, contiguous_strides
 
 # numpy reports floating-point exceptions as warnings; PyTorch computes inf/nan silently

@@ -16,8 +16,11 @@ import weakref
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from ember import _dtype as D
-from ember.ops.nn import _avg_divisor, _conv_out, _pool_out, _pool_pads
+from ember.backend import dtypes as D
+from ember.backend.shapes import avg_divisor as _avg_divisor
+from ember.backend.shapes import conv_out as _conv_out
+from ember.backend.shapes import pool_out as _pool_out
+from ember.backend.shapes import pool_pads as _pool_pads
 
 from .backend import nd, wrap
 

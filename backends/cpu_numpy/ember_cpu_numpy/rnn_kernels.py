@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ember.ops.rnn import prev_rows, rows, steps
+from ember.backend.shapes import prev_rows, rows, steps
 
 from .backend import nd, wrap
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ember import _dtype as D
+from ember.backend import dtypes as D
 from ember_cpu_numpy import backend as _np_backend
 from ember_cpu_numpy import nn_kernels as _np_nn
 from ember_cpu_numpy import optim_kernels as _np_optim

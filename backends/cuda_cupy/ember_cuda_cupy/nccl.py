@@ -17,7 +17,7 @@ from __future__ import annotations
 import threading
 from typing import Sequence
 
-from ember import _dtype as D
+from ember.backend import dtypes as D
 from ember.distributed.process_group import CompletedWork, ProcessGroup, ReduceOp, Work
 
 from . import _cupy

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ember import _dtype as D
-from ember._storage import UntypedStorage
-from ember._tensor import _make
+from ember.backend import dtypes as D
+from ember.backend import UntypedStorage
+from ember.backend import make_tensor as _make
 from ember.backend import Backend
 
 from . import runtime

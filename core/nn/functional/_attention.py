@@ -18,7 +18,7 @@ from ... import _dtype as D
 from ... import _factory
 from ..._tensor import Tensor
 from ...ops import amax, baddbmm, bmm, cat, eq, matmul, where
-from ...ops._util import desc
+from ...ops._args import desc
 from ...ops.nn import softmax as _softmax
 from ._dropout import dropout as _dropout
 from ._conv import linear as _linear

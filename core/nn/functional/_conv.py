@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ... import _dtype as D
 from ..._tensor import Tensor
-from ...ops import _util as U
+from ...ops import _args as U
 from ...ops import nn as _nnops
 from ._util import check_tensor, desc, ntuple
 

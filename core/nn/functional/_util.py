@@ -5,7 +5,7 @@ import collections.abc
 import warnings
 
 from ..._tensor import Tensor
-from ...ops._util import desc
+from ...ops._args import desc
 
 
 def ntuple(x, n: int, name: str = "argument", op: str = "") -> tuple:

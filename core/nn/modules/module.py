@@ -14,7 +14,7 @@ from typing import Any, Callable, Iterator
 from ... import _dtype as D
 from ... import _state
 from ..._tensor import Tensor
-from ...autograd.graph import RemovableHandle
+from ..._graph import RemovableHandle
 from ..parameter import Buffer, Parameter
 
 __all__ = ["Module", "register_module_forward_pre_hook", "register_module_forward_hook",

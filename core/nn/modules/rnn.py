@@ -16,7 +16,7 @@ from ... import _factory
 from ..._tensor import Tensor
 from ...ops import rnn as _rnnops
 from ...ops import cat, stack
-from ...ops._util import desc
+from ...ops._args import desc
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter

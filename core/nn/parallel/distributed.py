@@ -222,7 +222,7 @@ class DistributedDataParallel(Module):
 
     def _unreached(self, out) -> set:
         """Indices of the parameters whose AccumulateGrad node the output's graph does not reach."""
-        from ...autograd.graph import AccumulateGrad
+        from ..._graph import AccumulateGrad
         seen, stack, used = set(), [], set()
         for t in _tensors_in(out, []):
             if t.grad_fn is not None:

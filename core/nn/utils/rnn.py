@@ -16,7 +16,7 @@ from ... import _factory
 from ... import _dtype as D
 from ..._tensor import Tensor
 from ...ops import cat, stack
-from ...ops._util import desc
+from ...ops._args import desc
 
 __all__ = ["PackedSequence", "invert_permutation", "pack_padded_sequence", "pad_packed_sequence", "pad_sequence",
            "pack_sequence", "unpack_sequence", "unpad_sequence"]

@@ -14,8 +14,9 @@ rank, layout) and compiled once. Layouts:
 """
 from __future__ import annotations
 
-from ember._tensor import Tensor, _make
-from ember._storage import UntypedStorage
+from ember.backend import Tensor
+from ember.backend import make_tensor as _make
+from ember.backend import UntypedStorage
 from ember.backend import contiguous_strides
 
 from . import layout as L

@@ -7,9 +7,9 @@ memory out of bounds).
 """
 from __future__ import annotations
 
-from ember import _dtype as D
-from ember._tensor import Tensor
-from ember.ops._util import index_error
+from ember.backend import dtypes as D
+from ember.backend import Tensor
+from ember.backend import index_error
 
 from ..runtime import pack
 from . import elementwise as ew

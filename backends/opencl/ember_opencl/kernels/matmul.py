@@ -14,8 +14,8 @@ take a guarded scalar path, so any M, N, K work.
 """
 from __future__ import annotations
 
-from ember._tensor import Tensor
-from ember.ops._util import broadcast_shapes
+from ember.backend import Tensor
+from ember.backend import broadcast_shapes
 
 from ..runtime import pack
 from . import elementwise as ew

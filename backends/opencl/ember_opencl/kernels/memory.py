@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ember._tensor import Tensor
+from ember.backend import Tensor
 
 from . import elementwise as ew
 from .types import T, cast
@@ -15,8 +15,8 @@ def _transfer(src: Tensor, device, cd) -> Tensor:
     """``src`` (on another opencl device) as a contiguous tensor on ``device``."""
     host = src._device._backend.to_numpy(src)
     buf = cd.from_host(host if host.flags.c_contiguous else np.array(host, order="C"))
-    from ember._storage import UntypedStorage
-    from ember._tensor import _make
+    from ember.backend import UntypedStorage
+    from ember.backend import make_tensor as _make
     return _make(UntypedStorage(buf, host.nbytes, device), src._shape, ew.cstrides(src._shape), 0, src._dtype, device)
 
 

@@ -7,8 +7,8 @@ double backward are unchanged: the backward formulas call these ops again.
 """
 from __future__ import annotations
 
-from ember import _dtype as D
-from ember._tensor import Tensor
+from ember.backend import dtypes as D
+from ember.backend import Tensor
 
 from ..runtime import pack
 from . import elementwise as ew

@@ -2,8 +2,8 @@
 input at the same positions; any other overlap goes through a temporary)."""
 from __future__ import annotations
 
-from ember._tensor import Tensor
-from ember.ops._util import broadcast_shapes
+from ember.backend import Tensor
+from ember.backend import broadcast_shapes
 
 from . import elementwise as ew
 from .ops import BINARY, UNARY, helpers_for, vector_form
@@ -25,7 +25,7 @@ def _finish(cd, needs_err: bool, op: str, xs) -> None:
 
 
 def _desc(x) -> str:
-    from ember.ops._util import desc
+    from ember.backend import describe as desc
     return desc(x)
 
 
@@ -108,7 +108,7 @@ def k_where(c: Tensor, a, b) -> Tensor:
 
 
 def _scalar_type(a, b):
-    from ember import _dtype as D
+    from ember.backend import dtypes as D
     if isinstance(a, float) or isinstance(b, float):
         return T(D.get_default_dtype())
     if isinstance(a, bool) and isinstance(b, bool):

@@ -12,8 +12,8 @@ import struct
 
 import numpy as np
 
-from ember import _dtype as D
-from ember._tensor import Tensor
+from ember.backend import dtypes as D
+from ember.backend import Tensor
 
 from ..runtime import pack
 from . import elementwise as ew

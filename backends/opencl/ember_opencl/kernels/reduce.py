@@ -10,8 +10,8 @@ division per element); a 1-D reduced space is unrolled over four accumulators.
 """
 from __future__ import annotations
 
-from ember import _dtype as D
-from ember._tensor import Tensor
+from ember.backend import dtypes as D
+from ember.backend import Tensor
 
 from ..runtime import pack
 from . import elementwise as ew

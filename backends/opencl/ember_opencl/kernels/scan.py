@@ -6,7 +6,7 @@ scanned in local memory, then each run offset by the sum of the runs before it (
 """
 from __future__ import annotations
 
-from ember._tensor import Tensor
+from ember.backend import Tensor
 
 from ..runtime import pack
 from . import elementwise as ew

@@ -8,8 +8,8 @@ keep their order (stable) in both directions.
 """
 from __future__ import annotations
 
-from ember import _dtype as D
-from ember._tensor import Tensor
+from ember.backend import dtypes as D
+from ember.backend import Tensor
 
 from ..runtime import pack
 from . import elementwise as ew

@@ -7,7 +7,7 @@ float, rounded to nearest even). bool is a byte holding 0 or 1.
 """
 from __future__ import annotations
 
-from ember import _dtype as D
+from ember.backend import dtypes as D
 
 
 class CT:
@@ -20,7 +20,7 @@ class CT:
         self.name = dtype.name
         self.st = st
         self.ct = ct
-        self.is_float = dtype.category == D._FLOAT
+        self.is_float = dtype.is_floating_point
         self.is_bool = dtype is D.bool
         self.is_int = not self.is_float and not self.is_bool
         self.signed = dtype.is_signed

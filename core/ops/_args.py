@@ -1,67 +1,60 @@
-"""Helpers for op front ends: argument normalisation and user-facing errors."""
+"""Argument checking and normalisation for op front ends, and the user-facing errors they raise
+(naming the op, shapes, dtypes and devices)."""
 from __future__ import annotations
 
 import numbers
 
 from .. import _dtype as D
 from .._tensor import Tensor, _wrap_dim
+from ..backend import IndexOutOfRangeError, index_error  # noqa: F401  (re-exported for op front ends)
+from ..backend import describe as desc
+from ..backend.shapes import broadcast_shapes
 
 _SCALARS = (int, float, bool)
+_FLOAT = D._FLOAT
+_INT = D._INT
+
+_TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16", "int64": "Long",
+               "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
 
 
-from ..backend import IndexOutOfRangeError  # noqa: E402  (both IndexError and RuntimeError)
+def type_name(dt) -> str:
+    """PyTorch's scalar type name of a dtype (``Float``, ``Long``...), as its messages use."""
+    return _TYPE_NAMES[dt.name]
 
 
-def index_error(op: str, bad: int, dim: int, size: int) -> IndexOutOfRangeError:
-    return IndexOutOfRangeError(f"{op}: index {bad} is out of bounds for dimension {dim} with size {size}")
+def tensor_arg(x, op: str, what: str = "input", position: int = 1) -> Tensor:
+    """``x`` if it is a Tensor, else PyTorch's TypeError naming the argument."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{op}(): argument '{what}' (position {position}) must be Tensor, not {type(x).__name__}")
+    return x
+
+
+def scalar_value(v, dtype, op: str):
+    """A python scalar converted for an op computing in ``dtype`` (refusing integer overflow)."""
+    cat = dtype.category
+    if cat == _FLOAT:
+        return float(v)
+    if cat == _INT:
+        if isinstance(v, float):
+            return v  # only reached for ops that allow it (e.g. pow with a float exponent)
+        v = int(v)
+        if dtype is not D.int64:
+            info = D.iinfo(dtype)
+            if v < info.min or v > info.max:
+                raise RuntimeError(f"{op}: value {v} cannot be converted to type {dtype.name} without overflow")
+        return v
+    return bool(v)
 
 
 def dtype_not_implemented(op: str, dtype, hint: str = "") -> NotImplementedError:
     """PyTorch's refusal of a dtype an op has no kernel for (``NotImplementedError``, which is a
     ``RuntimeError``)."""
-    from .elementwise import _tname
-    return NotImplementedError(f"\"{op}\" not implemented for '{_tname(dtype)}'" + (f": {hint}" if hint else ""))
-
-
-def desc(t) -> str:
-    """``float32[2, 3] on cpu`` for error messages."""
-    if isinstance(t, Tensor):
-        return f"{t._dtype.name}[{', '.join(str(s) for s in t._shape)}] on {t._device}"
-    return f"{type(t).__name__} {t!r}"
+    return NotImplementedError(f"\"{op}\" not implemented for '{type_name(dtype)}'" + (f": {hint}" if hint else ""))
 
 
 def is_scalar(x) -> bool:
     return isinstance(x, _SCALARS) or isinstance(x, numbers.Number)
-
-
-def broadcast_shapes(a: tuple, b: tuple, op: str = "") -> tuple:
-    if a == b:
-        return a
-    la, lb = len(a), len(b)
-    n = la if la > lb else lb
-    out = []
-    for i in range(n):
-        da = a[i - n + la] if i - n + la >= 0 else 1
-        db = b[i - n + lb] if i - n + lb >= 0 else 1
-        if da == db or db == 1:
-            out.append(da)
-        elif da == 1:
-            out.append(db)
-        else:
-            _broadcast_error(a, b, op)
-    return tuple(out)
-
-
-def _broadcast_error(a, b, op):
-    # name the innermost mismatching dim, as PyTorch does
-    n = max(len(a), len(b))
-    for i in range(n - 1, -1, -1):
-        da = a[i - n + len(a)] if i - n + len(a) >= 0 else 1
-        db = b[i - n + len(b)] if i - n + len(b) >= 0 else 1
-        if da != db and da != 1 and db != 1:
-            raise RuntimeError(
-                f"{op + ': ' if op else ''}The size of tensor a ({da}) must match the size of tensor b ({db}) at "
-                f"non-singleton dimension {i} (shapes {list(a)} and {list(b)})")
 
 
 def broadcast_all(shapes, op: str = "") -> tuple:
@@ -141,31 +134,6 @@ def common_device(op: str, *tensors):
 def _cpu_scalar_seen(tensors, dev):
     # dev came only from cpu 0-d tensors: the other device wins
     return all(not isinstance(t, Tensor) or t._device is not dev or not t._shape for t in tensors)
-
-
-def sum_to_shape(g, shape, op: str = ""):
-    """Sum ``g`` over broadcast dimensions so that it has ``shape``."""
-    from . import sum as _sum
-    shape = tuple(shape)
-    gs = g._shape
-    if gs == shape:
-        return g
-    lead = len(gs) - len(shape)
-    if lead < 0:
-        raise RuntimeError(f"{op}: gradient of shape {list(gs)} can't be reduced to shape {list(shape)}")
-    dims = list(range(lead))
-    for i, s in enumerate(shape):
-        if s == 1 and gs[lead + i] != 1:
-            dims.append(lead + i)
-        elif s != gs[lead + i] and gs[lead + i] != 1:
-            raise RuntimeError(f"{op}: gradient of shape {list(gs)} can't be reduced to shape {list(shape)}")
-    if dims:
-        g = _sum(g, tuple(dims), keepdim=True)
-    if lead:
-        g = g.reshape(shape)
-    elif g._shape != shape:
-        g = g.expand(shape)
-    return g
 
 
 def float_dtype_for(t_dtype):

@@ -1,13 +1,17 @@
-"""The backend contract: what a compute backend implements, as one small base class.
+"""The public backend API: what a compute backend implements, and everything it may import from
+ember. Backends and plugins import from here (and :mod:`ember.backend.shapes`) only; a test
+fails when one reaches a private ember name.
 
-A backend serves one device type. It has
+A backend serves one device type. It subclasses :class:`Backend` and has
 
 * runtime verbs (methods below): ``empty``, ``from_numpy``, ``to_numpy``, ``synchronize``,
   ``data_ptr``, ``device_count``/``current_device``/``set_device``, ``availability`` and random
-  generators (``create_generator``);
-* a kernel table ``kernels``: op name -> function. The primitives every backend must provide are
-  listed in :mod:`ember.ops.primitives` (``copy_`` and ``fill_`` among them); any other op of
-  :data:`ember.ops.OPS` may be added as a fast path, otherwise its decomposition runs.
+  generators (``create_generator``, usually a :class:`BackendGenerator` subclass);
+* optional capabilities, declared below with their defaults (pinned host memory, thread pools,
+  DLPack, a ``torch.cuda``-style API, caches): override what the device has;
+* a kernel table ``KERNELS``: op name -> function. The primitives every backend must provide
+  are :data:`PRIMITIVES` (see :mod:`ember.ops.primitives` for their exact signatures); any other
+  op of ``ember.ops.OPS`` may be added as a fast path, otherwise its decomposition runs.
 
 Kernels receive ember tensors (already validated by the op's front end: broadcastable shapes,
 one device, dtypes promoted) and python values, and return new tensors built with
@@ -17,17 +21,31 @@ input) lists its name in ``out_kernels``; otherwise in-place ops copy its result
 Capabilities read by the conformance suite: ``dtypes`` (names of supported element types),
 ``tolerances`` (dtype name -> ``(rtol, atol)``) and ``known_failures`` (test-id substring ->
 reason; such tests are expected to fail and reported).
+
+docs/backends.md is the guide; docs/design.md places this contract in the whole design.
 """
 from __future__ import annotations
 
-from typing import Callable, Iterable
+import os
+from typing import Callable
 
 import numpy as np
 
-from . import _dtype as D
-from ._storage import UntypedStorage
+from .. import _dtype as D
+from .. import _plugins
+from .._storage import UntypedStorage
+from .._tensor import Tensor, _make
+from ..ops.primitives import GROUPS as PRIMITIVE_GROUPS
+from ..ops.primitives import PRIMITIVES
+from .shapes import broadcast_shapes, contiguous_strides
 
-__all__ = ["Backend", "make_tensor", "contiguous_strides", "UntypedStorage", "IndexOutOfRangeError"]
+__all__ = ["Backend", "BackendGenerator", "KernelTable", "make_tensor", "contiguous_strides", "broadcast_shapes",
+           "UntypedStorage", "Tensor", "IndexOutOfRangeError", "PRIMITIVES", "PRIMITIVE_GROUPS", "ALL_DTYPES",
+           "dtype_from_numpy", "describe", "index_error", "DEFAULT_SEED", "backend_for"]
+
+#: every ember dtype, in promotion order within each kind (``dtype.np`` is its numpy dtype on the
+#: host; bfloat16's comes from ``ml_dtypes``)
+ALL_DTYPES = D.ALL_DTYPES
 
 
 class IndexOutOfRangeError(IndexError, RuntimeError):
@@ -36,24 +54,69 @@ class IndexOutOfRangeError(IndexError, RuntimeError):
     ``x[i]``; this one class is both, so either ``except`` clause catches it."""
 
 
-def contiguous_strides(shape: Iterable[int]) -> tuple:
-    """Row-major strides (in elements) of ``shape``."""
-    strides = []
-    acc = 1
-    for s in reversed(tuple(shape)):
-        strides.append(acc)
-        acc *= s if s > 1 else 1
-    return tuple(reversed(strides))
+def dtype_from_numpy(npdtype):
+    """The ember dtype of a numpy dtype (TypeError for one ember has no dtype for)."""
+    return D.from_numpy_dtype(npdtype)
 
 
-def make_tensor(storage: UntypedStorage, shape: tuple, stride: tuple, offset: int, dtype, device, native=None):
-    """Build a tensor over ``storage`` (the way backends return results).
+def describe(t) -> str:
+    """``float32[2, 3] on cpu`` for error messages (anything else: its type and repr)."""
+    if isinstance(t, Tensor):
+        return f"{t._dtype.name}[{', '.join(str(s) for s in t._shape)}] on {t._device}"
+    return f"{type(t).__name__} {t!r}"
 
-    ``device`` must be the canonical device (``storage.device``); ``native`` is an optional
-    backend object cached on the tensor (``cpu_numpy`` keeps the numpy view there).
-    """
-    from ._tensor import _make
-    return _make(storage, shape, stride, offset, dtype, device, native)
+
+def index_error(op: str, bad: int, dim: int, size: int) -> IndexOutOfRangeError:
+    """The error a kernel raises for index ``bad`` outside ``[0, size)`` of dimension ``dim``."""
+    return IndexOutOfRangeError(f"{op}: index {bad} is out of bounds for dimension {dim} with size {size}")
+
+
+#: ``make_tensor(storage, shape, stride, offset, dtype, device, native=None)``: a tensor over
+#: ``storage`` (how kernels return results; see its docstring)
+make_tensor = _make
+
+
+def backend_for(device_type: str) -> "Backend":
+    """The loaded backend instance serving ``device_type`` (loading it on first use); RuntimeError
+    naming the installed backends when none does."""
+    return _plugins.backend_for(device_type)
+
+
+DEFAULT_SEED = 67280421310721
+
+
+class BackendGenerator:
+    """Base of a backend's random generator (what ``Backend.create_generator`` returns and
+    ``ember.Generator`` wraps): the seeding protocol is here, the stream is the subclass's.
+
+    A subclass implements ``reset(seed)`` (restart its stream from ``seed``, a 64-bit unsigned
+    int), ``get_state()`` (a uint8 numpy array) and ``set_state(array)``, which must restore the
+    seed too (``initial_seed()`` reads ``self._seed``)."""
+
+    def __init__(self, seed: int = DEFAULT_SEED):
+        self.manual_seed(seed)
+
+    def manual_seed(self, seed: int) -> None:
+        self._seed = int(seed) & 0xFFFFFFFFFFFFFFFF
+        self.reset(self._seed)
+
+    def initial_seed(self) -> int:
+        return self._seed
+
+    def seed(self) -> int:
+        """Reseed from the OS's entropy; returns the new seed (63 bits, as PyTorch)."""
+        s = int.from_bytes(os.urandom(8), "little") & ((1 << 63) - 1)
+        self.manual_seed(s)
+        return s
+
+    def reset(self, seed: int) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def get_state(self) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def set_state(self, state) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
 
 
 class KernelTable(dict):
@@ -162,8 +225,44 @@ class Backend:
         ``initial_seed()``, ``seed()``, ``get_state()`` (a uint8 numpy array) and ``set_state``."""
         raise NotImplementedError
 
+    # -- optional capabilities (defaults: the device has none of them) -----------------------
+    #: ``torch.cuda``-style API object (streams, events, memory figures) that ``ember.cuda`` uses
+    cuda_api = None
+    #: True when ``pin_memory``/``is_pinned`` are implemented (page-locked host memory)
+    supports_pinning: bool = False
+
+    def pin_memory(self, tensor):
+        """A copy of cpu ``tensor`` in page-locked host memory (``supports_pinning``)."""
+        raise NotImplementedError(f"backend '{self.name}' does not pin host memory")
+
+    def is_pinned(self, tensor) -> bool:
+        return False
+
+    def set_num_threads(self, n: int) -> None:
+        """Limit the threads one kernel may use (``ember.set_num_threads``); default: no pool."""
+
+    def get_num_threads(self) -> int | None:
+        """The threads one kernel uses, or None when the backend has no pool."""
+        return None
+
+    def to_dlpack(self, tensor, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """A DLPack capsule for a tensor of this backend, or None: cpu tensors then go through
+        numpy, other devices refuse."""
+        return None
+
+    def dlpack_device(self, tensor):
+        """``(DLPack device type code, index)`` for a tensor of this backend, or None."""
+        return None
+
+    def from_dlpack(self, ext_tensor, code: int, index: int):
+        """A tensor of this backend viewing a DLPack producer's device memory, or None."""
+        return None
+
     def memory_stats(self, device) -> dict:
         return {}
+
+    def empty_cache(self, device=None) -> None:
+        """Release cached memory (``ember.cuda.empty_cache``); default: nothing cached."""
 
     def __repr__(self) -> str:
         return f"<ember backend {self.name!r} device_type={self.device_type!r}>"

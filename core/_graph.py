@@ -1,0 +1,346 @@
+"""The autograd graph: one ``Node`` per recorded op, ``AccumulateGrad`` per leaf, and the view
+machinery (regenerated view histories, ``CopySlices`` for in-place ops on views).
+
+It sits below the op families (the registry records ``OpNode``s), so the few ops its nodes
+run are reached as Tensor methods, never imported. The public namespace is
+``ember.autograd.graph``."""
+from __future__ import annotations
+
+import itertools
+import traceback
+import weakref
+
+from . import _state
+from ._tensor import _alias
+
+_seq = itertools.count()
+_grad = _state.grad
+
+
+class RemovableHandle:
+    """Returned by ``register_hook``; ``remove()`` unregisters the hook."""
+
+    _ids = itertools.count()
+
+    def __init__(self, hooks_dict: dict):
+        self.id = next(RemovableHandle._ids)
+        self._hooks = hooks_dict
+
+    def remove(self) -> None:
+        self._hooks.pop(self.id, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+class TensorMeta:
+    """Shape, dtype and device of a tensor an op does not need to save for backward."""
+
+    __slots__ = ("shape", "dtype", "device", "_stride", "_offset")
+
+    def __init__(self, t):
+        self.shape = t._shape
+        self.dtype = t._dtype
+        self.device = t._device
+        self._stride = t._stride
+        self._offset = t._offset
+
+    def size(self, dim=None):
+        return self.shape if dim is None else self.shape[dim]
+
+    def dim(self):
+        return len(self.shape)
+
+    def stride(self):
+        return self._stride
+
+    def numel(self):
+        n = 1
+        for s in self.shape:
+            n *= s
+        return n
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+
+class Node:
+    """A backward function in the graph (``y.grad_fn``)."""
+
+    __slots__ = ("next_functions", "needs_input_grad", "in_meta", "_seq", "_pre_hooks", "_hooks",
+                 "_tensor_hooks", "_retain", "_trace", "__dict__", "__weakref__")
+
+    def __init__(self):
+        self._seq = next(_seq)
+        self._pre_hooks = None
+        self._hooks = None
+        self._tensor_hooks = None
+        self._retain = None
+        self._trace = traceback.format_stack()[:-3] if _state.anomaly.enabled else None
+
+    def name(self) -> str:
+        return type(self).__name__
+
+    @property
+    def metadata(self) -> dict:
+        return self.__dict__.setdefault("_metadata", {})
+
+    def register_hook(self, fn):
+        """``fn(grad_inputs, grad_outputs)`` runs after this node; may return new grad_inputs."""
+        if self._hooks is None:
+            self._hooks = {}
+        h = RemovableHandle(self._hooks)
+        self._hooks[h.id] = fn
+        return h
+
+    def register_prehook(self, fn):
+        """``fn(grad_outputs)`` runs before this node; may return new grad_outputs."""
+        if self._pre_hooks is None:
+            self._pre_hooks = {}
+        h = RemovableHandle(self._pre_hooks)
+        self._pre_hooks[h.id] = fn
+        return h
+
+    def _add_tensor_hook(self, output_nr: int, fn):
+        if self._tensor_hooks is None:
+            self._tensor_hooks = {}
+        d = self._tensor_hooks.setdefault(output_nr, {})
+        h = RemovableHandle(d)
+        d[h.id] = fn
+        return h
+
+    def _n_outputs(self) -> int:
+        return 1
+
+    def _apply(self, grads: list, create_graph: bool) -> tuple:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _release(self) -> None:
+        """Free saved tensors after backward (unless retain_graph)."""
+
+    def __call__(self, *grads):
+        return self._apply(list(grads), _grad.enabled)
+
+    def __repr__(self):
+        return f"<{self.name()} object at {id(self):#x}>"
+
+
+class OpNode(Node):
+    """The node of an op with a backward formula: ``op.backward(ctx, grad)``."""
+
+    __slots__ = ("op", "args", "_out", "saved", "n_out", "out_meta", "_freed")
+
+    def name(self) -> str:
+        return self.op.node_name
+
+    @property
+    def out(self):
+        """The op's output, for formulas that use it (``exp``, ``tanh``, ``softmax``...)."""
+        o = self._out
+        if o is None:
+            self._check_freed()
+            raise RuntimeError(f"{self.name()}: the output was not saved for backward")
+        if _grad.enabled:  # double backward: the output carries this node's history
+            if isinstance(o, tuple):
+                return o
+            a = _alias(o, o._shape, o._stride, o._offset)
+            a._base = None
+            a._requires_grad = True
+            a._grad_fn = self
+            return a
+        return o
+
+    def _check_freed(self):
+        if self._freed:
+            raise RuntimeError(
+                "Trying to backward through the graph a second time (or directly access saved tensors after "
+                "they have already been freed). Saved intermediate values of the graph are freed when you call "
+                ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the "
+                "graph a second time or if you need to access saved tensors after calling backward.")
+
+    def _n_outputs(self) -> int:
+        return self.n_out
+
+    def _apply(self, grads: list, create_graph: bool) -> tuple:
+        if self._freed:
+            self._check_freed()
+        for t, v in self.saved:
+            if t._version[0] != v:
+                own = t is self._out or (isinstance(self._out, tuple) and any(t is o for o in self._out))
+                maker = self.name() if own else t._grad_fn.name() if t._grad_fn is not None else "a leaf"
+                raise RuntimeError(
+                    "one of the variables needed for gradient computation has been modified by an inplace "
+                    f"operation: [{_type_desc(t)}], which is output {t._output_nr} of "
+                    f"{maker}, is at version {t._version[0]}; "
+                    f"expected version {v} instead. Hint: enable anomaly detection to find the operation that "
+                    "failed to compute its gradient, with ember.autograd.set_detect_anomaly(True).")
+        if self.n_out == 1:
+            g = grads[0]
+        else:
+            g = tuple(grads)
+        res = self.op.backward(self, g)
+        if not isinstance(res, tuple):
+            res = (res,)
+        return res
+
+    def _release(self) -> None:
+        self.args = None
+        self._out = None
+        self.saved = ()
+        self._freed = True
+
+    @property
+    def _saved_tensors(self):
+        self._check_freed()
+        return tuple(t for t, _ in self.saved)
+
+
+class AccumulateGrad(Node):
+    """The node of a leaf tensor that requires grad: adds incoming gradients to ``.grad``."""
+
+    __slots__ = ("variable",)
+
+    def __init__(self, variable):
+        Node.__init__(self)
+        self.variable = variable
+        self.next_functions = ()
+        self.needs_input_grad = ()
+        self.in_meta = ()
+
+    def name(self) -> str:
+        return "AccumulateGrad"
+
+    def _apply(self, grads, create_graph):  # accumulation is done by the engine
+        return ()
+
+
+def accumulate_node(t) -> AccumulateGrad:
+    """The AccumulateGrad node of leaf ``t`` (kept alive by the graph, weakly by the tensor)."""
+    ref = t._accum
+    node = ref() if ref is not None else None
+    if node is None:
+        node = AccumulateGrad(t)
+        t._accum = weakref.ref(node)
+    return node
+
+
+def edge_of(t):
+    """The ``(node, output_nr)`` gradients for ``t`` flow into, or ``(None, 0)``."""
+    if not t._requires_grad:
+        return (None, 0)
+    fn = t._grad_fn if t._base is None else grad_fn_of(t)
+    if fn is None:
+        return (accumulate_node(t), 0)
+    return (fn, t._output_nr)
+
+
+class ViewRegenNode(Node):
+    """History of a view whose base was modified in place: the view is ``as_strided`` of the
+    base's current value, so its gradient is scattered into the base's geometry."""
+
+    __slots__ = ("base_meta", "geometry")
+
+    def name(self) -> str:
+        return "AsStridedBackward0"
+
+    def _apply(self, grads, create_graph):
+        g = grads[0]
+        shape, stride, offset = self.base_meta
+        return (scatter_to_geometry(g, self.geometry, shape, stride, offset),)
+
+
+class CopySlices(Node):
+    """History of a base after an in-place op on one of its views (as PyTorch's CopySlices)."""
+
+    __slots__ = ("fn", "self_index", "geometry", "base_geom")
+
+    def name(self) -> str:
+        return "CopySlices"
+
+    def _apply(self, grads, create_graph):
+        g = grads[0]
+        bshape, bstride, boffset = self.base_geom
+        vshape, vstride, voffset = self.geometry
+        result = g.new_empty_strided(bshape, bstride)
+        result.copy_(g)
+        region = result.as_strided(vshape, vstride, voffset - boffset)
+        if self.fn is None:  # the region was overwritten by constants
+            region.zero_()
+            return (result,)
+        res = list(self.fn._apply([region.clone()], create_graph))
+        if self.self_index is not None:
+            gs = res.pop(self.self_index)
+            if gs is None:
+                region.zero_()
+            else:
+                region.copy_(_reduce_to(gs, vshape, self.fn, self.self_index))
+        else:
+            region.zero_()
+        return (result, *res)
+
+    def _release(self):
+        if self.fn is not None:
+            self.fn._release()
+
+
+def _reduce_to(g, shape, node, idx):
+    if g._shape != tuple(shape):
+        g = g.sum_to_size(shape)
+    return g
+
+
+def scatter_to_geometry(g, geometry, bshape, bstride, boffset):
+    """A tensor with ``bshape``/``bstride`` that is zero except where the view described by
+    ``geometry`` (absolute storage shape/stride/offset) lies, which holds ``g``."""
+    vshape, vstride, voffset = geometry
+    result = g.new_empty_strided(bshape, bstride)
+    result.zero_()
+    region = result.as_strided(vshape, vstride, voffset - boffset)
+    region.add_(g)
+    return result
+
+
+def grad_fn_of(t):
+    """``t.grad_fn`` for a view, regenerating it when its base was modified in place since."""
+    fn = t._grad_fn
+    if t._fn_version == t._version[0]:
+        return fn
+    base = t._base
+    if not base._requires_grad or not _needs_regen(t):
+        t._fn_version = t._version[0]
+        return fn
+    node = ViewRegenNode()
+    node.next_functions = (edge_of(base),)
+    node.needs_input_grad = (True,)
+    node.in_meta = ((base._shape, base._dtype),)
+    node.base_meta = (base._shape, base._stride, base._offset)
+    node.geometry = (t._shape, t._stride, t._offset)
+    t._grad_fn = node
+    t._output_nr = 0
+    t._requires_grad = True
+    t._fn_version = t._version[0]
+    return node
+
+
+def view_requires_grad(t) -> bool:
+    """Whether view ``t`` takes part in autograd now (its base may have gained history since
+    the view was made, through an in-place op on another view)."""
+    if t._requires_grad:
+        return True
+    if not t._base._requires_grad:
+        return False
+    grad_fn_of(t)
+    return t._requires_grad
+
+
+def _needs_regen(t) -> bool:
+    # a view made under no_grad (or of a base that did not need grad then) keeps no history
+    return t._requires_grad or t._base._grad_fn is not None
+
+
+def _type_desc(t) -> str:
+    return f"{t.type()} [{', '.join(str(s) for s in t._shape)}]"

@@ -1,0 +1,185 @@
+"""Declaring an op: one declaration makes the public function, its ``out=`` form, its in-place
+form and its Tensor method. Core ops and plugin ops use the same two declarations.
+
+**A kernel op** has a dispatch boundary: backends may implement it, and it has a decomposition
+into other ops and/or a backward formula. Its ``meta`` validates and normalises the arguments
+(raising PyTorch's exception types, naming the op, shapes, dtypes and devices) and returns the
+plan ``(device, kernel_args, inputs)``: the canonical device, the arguments the kernel (or the
+decomposition) receives, and the tensors autograd differentiates with respect to, in the order
+the backward formula returns gradients. A meta that can answer without a kernel returns
+``(None, result, None)``::
+
+    @defop("hypot", decomposition=_hypot_decomp, backward=_hypot_bw, result="elementwise", inplace=True)
+    def hypot(input, other):
+        "sqrt(input^2 + other^2)"
+        return binary_plan("hypot", input, other, FLOAT_RESULT)
+
+    hypot_ = hypot.inplace
+
+**A composite op** is written in other ops and differentiated through them::
+
+    @composite("lerp", inplace=True)
+    def lerp(input, end, weight):
+        "input + weight * (end - input)"
+        return add(input, mul(weight, sub(end, input)))
+
+Both return the generated public function: ``hypot(input, other, *, out=None)``. It carries
+``.op`` (the :class:`~ember.ops.registry.OpDef` in :data:`OPS`) and ``.inplace`` (the in-place
+form ``hypot_(self, other)``, or None). ``result`` tells the in-place form what it may assume of
+the kernel's result: ``"elementwise"`` (the first argument's dtype, the broadcast shape of the
+tensor arguments) or ``"first"`` (the first argument's shape and dtype) let it write straight
+into ``self``; otherwise it computes out of place and writes back (see :mod:`ember.ops.writes`).
+``method`` (default True) makes the function and its in-place form ``Tensor`` methods.
+"""
+from __future__ import annotations
+
+import inspect
+import sys
+
+from .registry import ALL, OPS, dispatch, register_op
+from .writes import inplace as _inplace
+from .writes import store as _store
+from .writes import write_back as _write_back
+
+__all__ = ["defop", "composite", "ALL"]
+
+RESULT_RULES = (None, "elementwise", "first")
+
+
+def defop(name: str, meta=None, *, decomposition=None, backward=None, saves=ALL, save_output=False,
+          differentiable=None, result=None, inplace=False, out=True, method=True, group="", doc="",
+          module=None, plugin="", replace=False):
+    """Declare a kernel op whose ``meta`` returns ``(device, kernel_args, inputs)`` (see the
+    module docstring); returns the public function. Without ``meta`` it is a decorator for it."""
+    if meta is None:
+        return lambda m: defop(name, m, decomposition=decomposition, backward=backward, saves=saves,
+                               save_output=save_output, differentiable=differentiable, result=result, inplace=inplace,
+                               out=out, method=method, group=group, doc=doc, module=module or _caller_module(),
+                               plugin=plugin, replace=replace)
+    if result not in RESULT_RULES:
+        raise ValueError(f"defop {name!r}: result must be one of {RESULT_RULES}, got {result!r}")
+    op = register_op(name, meta=meta, decomposition=decomposition, backward=backward, saves=saves,
+                     save_output=save_output, differentiable=differentiable, group=group, plugin=plugin,
+                     doc=doc or meta.__doc__ or "", result=result, method=method, replace=replace)
+    return _fronts(op, meta, False, out, inplace, module or _caller_module())
+
+
+def composite(name: str, impl=None, *, inplace=False, out=True, method=True, group="", doc="", module=None,
+              plugin="", replace=False):
+    """Declare an op written in other ops (``impl`` returns the result); returns the public
+    function. Without ``impl`` it is a decorator for it."""
+    if impl is None:
+        return lambda f: composite(name, f, inplace=inplace, out=out, method=method, group=group, doc=doc,
+                                   module=module or _caller_module(), plugin=plugin, replace=replace)
+    op = register_op(name, decomposition=impl, group=group, plugin=plugin, doc=doc or impl.__doc__ or "",
+                     composite=True, method=method, replace=replace)
+    return _fronts(op, impl, True, out, inplace, module or _caller_module())
+
+
+def _caller_module() -> str:
+    """The module whose code declared the op (for the front end's ``__module__``)."""
+    f = sys._getframe(1)
+    while f is not None and f.f_globals.get("__name__") == __name__:
+        f = f.f_back
+    return f.f_globals.get("__name__", "ember.ops") if f is not None else "ember.ops"
+
+
+# -- generation of the front ends ----------------------------------------------------------------
+
+def _fronts(op, body, is_composite: bool, with_out: bool, with_inplace: bool, module: str):
+    params = list(inspect.signature(body).parameters.values())
+    if with_out and any(p.name == "out" for p in params):
+        raise TypeError(f"op {op.name!r}: the meta/impl must not take 'out' (the front end adds it)")
+    parts, call, kwdefaults = _param_source(params)
+    ns = {"_body": body, "_op": op, "_dispatch": dispatch, "_store": _store, "_inplace": _inplace,
+          "_write_back": _write_back}
+    name = op.name
+    if is_composite:
+        run = f"    r = _body({call})\n"
+    else:
+        run = (f"    dev, args, inputs = _body({call})\n"
+               "    r = _dispatch(_op, dev, args, inputs) if dev is not None else args\n")
+    if with_out:
+        src = f"def {name}({_defn(parts, True)}):\n{run}    return r if out is None else _store(r, out, {name!r})\n"
+        fn = _build(src, ns, name, body, module, {**kwdefaults, "out": None}, op.doc)
+    else:
+        fn = _build(f"def {name}({_defn(parts, False)}):\n{run}    return r\n", ns, name, body, module, kwdefaults,
+                    op.doc)
+    fn.op = op
+    fn.inplace = None
+    op.fn = fn
+    if with_inplace:
+        if not params or params[0].kind not in (params[0].POSITIONAL_ONLY, params[0].POSITIONAL_OR_KEYWORD):
+            raise TypeError(f"op {op.name!r}: an in-place form needs a first positional tensor argument")
+        iname = name + "_"
+        iparts = [("self" + p[len(params[0].name):], k) if i == 0 else (p, k) for i, (p, k) in enumerate(parts)]
+        icall = "self" + call[len(params[0].name):]
+        if is_composite:
+            isrc = f"def {iname}({_defn(iparts, False)}):\n    return _write_back(self, _body({icall}), {iname!r})\n"
+        else:
+            isrc = f"def {iname}({_defn(iparts, False)}):\n    return _inplace(_op, self, _body({icall}), {iname!r})\n"
+        ifn = _build(isrc, ns, iname, body, module, kwdefaults,
+                     f"In-place :func:`{name}` (``self`` keeps its dtype and shape).")
+        ifn.op = op
+        ifn.inplace = None
+        op.inplace_fn = fn.inplace = ifn
+    return fn
+
+
+def _param_source(params):
+    """``(parts, call text, keyword-only defaults)`` for a signature; ``parts`` are
+    ``(definition text, kind)`` pairs."""
+    parts, call = [], []
+    kwdefaults = {}
+    for p in params:
+        k = p.kind
+        if k is p.POSITIONAL_ONLY or k is p.POSITIONAL_OR_KEYWORD:
+            parts.append((p.name if p.default is p.empty else f"{p.name}=None", "pos"))
+            call.append(p.name)
+        elif k is p.VAR_POSITIONAL:
+            parts.append((f"*{p.name}", "star"))
+            call.append(f"*{p.name}")
+        elif k is p.KEYWORD_ONLY:
+            parts.append((p.name if p.default is p.empty else f"{p.name}=None", "kw"))
+            call.append(f"{p.name}={p.name}")
+            if p.default is not p.empty:
+                kwdefaults[p.name] = p.default
+        else:
+            parts.append((f"**{p.name}", "kwargs"))
+            call.append(f"**{p.name}")
+    return parts, ", ".join(call), kwdefaults
+
+
+def _defn(parts, with_out: bool) -> str:
+    """A parameter list from ``parts``, with a keyword-only ``out=None`` when asked."""
+    out = []
+    star = False
+    for text, kind in parts:
+        if kind == "star":
+            star = True
+        elif kind == "kw" and not star:
+            out.append("*")
+            star = True
+        elif kind == "kwargs" and with_out:
+            if not star:
+                out.append("*")
+                star = True
+            out.append("out=None")
+            with_out = False
+        out.append(text)
+    if with_out:
+        if not star:
+            out.append("*")
+        out.append("out=None")
+    return ", ".join(out)
+
+
+def _build(src: str, ns: dict, name: str, body, module: str, kwdefaults: dict, doc: str):
+    exec(compile(src, f"<ember op {name}>", "exec"), ns)
+    fn = ns[name]
+    fn.__defaults__ = body.__defaults__
+    fn.__kwdefaults__ = kwdefaults or None
+    fn.__module__ = module
+    fn.__qualname__ = name
+    fn.__doc__ = doc
+    return fn
