@@ -375,18 +375,28 @@ def _bias_grad(g):
     return sum(g, (0,) + tuple(range(2, g.dim())), False)
 
 
+def _conv_backward_decomp(g, x, w, stride, padding, dilation, groups, output_mask):
+    """``(grad_input, grad_weight, grad_bias)`` of a convolution, each None unless asked for in
+    ``output_mask`` (three bools); a backend may compute them together (sharing layouts of g)."""
+    gx = gw = gb = None
+    if output_mask[0]:
+        op = _transpose_out_pad(x.shape[2:], g.shape[2:], w.shape[2:], stride, padding, dilation)
+        gx = _conv_transpose(g, w, None, stride, padding, op, dilation, groups)
+    if output_mask[1]:
+        gw = _conv_weight_grad(x, g, w.shape, stride, padding, dilation, groups)
+    if output_mask[2]:
+        gb = _bias_grad(g)
+    return gx, gw, gb
+
+
 def _conv_bw(ctx, g):
     x, w, b, stride, padding, dilation, groups = ctx.args
     need = ctx.needs_input_grad
-    kernel = w.shape[2:]
-    gx = gw = gb = None
-    if need[0]:
-        op = _transpose_out_pad(x.shape[2:], g.shape[2:], kernel, stride, padding, dilation)
-        gx = _conv_transpose(g, w, None, stride, padding, op, dilation, groups)
-    if need[1]:
-        gw = _conv_weight_grad(x, g, w.shape, stride, padding, dilation, groups)
-    if b is not None and need[2]:
-        gb = _bias_grad(g)
+    mask = (need[0], need[1], b is not None and need[2])
+    if _grad.enabled:  # double backward: each part differentiable on its own
+        gx, gw, gb = _conv_backward_decomp(g, x, w, stride, padding, dilation, groups, mask)
+    else:
+        gx, gw, gb = dispatch(CONVOLUTION_BACKWARD, g._device, (g, x, w, stride, padding, dilation, groups, mask), ())
     return (gx, gw) if b is None else (gx, gw, gb)
 
 
@@ -451,6 +461,8 @@ CONVOLUTION = register_op("convolution", decomposition=_conv_decomp, backward=_c
                           doc="N-d cross-correlation (zero padding) of (N, Cin, *sp) with (Cout, Cin/groups, *k)")
 CONV_TRANSPOSE = register_op("conv_transpose", decomposition=_conv_transpose_decomp, backward=_conv_transpose_bw,
                              group="nn", doc="N-d transposed convolution (the input gradient of convolution)")
+CONVOLUTION_BACKWARD = register_op("convolution_backward", decomposition=_conv_backward_decomp, differentiable=False,
+                                   group="nn", doc="the first-order gradients of convolution, as output_mask asks")
 CONV_WEIGHT_GRAD = register_op("conv_weight_grad", decomposition=_conv_weight_grad_decomp, backward=_conv_weight_grad_bw,
                                group="nn", doc="the weight gradient of convolution for input x and output gradient g")
 
