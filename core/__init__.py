@@ -11,6 +11,7 @@ import importlib as _importlib
 __version__ = "0.1.0"
 
 from . import _dtype
+from . import _plugins
 from ._dtype import (bfloat16, bool, can_cast, double, dtype, finfo, float, float16, float32, float64,
                      get_default_dtype, half, iinfo, int, int8, int16, int32, int64, long, promote_types,
                      result_type, set_default_dtype, short, uint8)
@@ -20,11 +21,10 @@ from ._tensor import Size, Tensor
 from .hookspecs import hookimpl
 from . import ops
 from .ops import *  # noqa: F401,F403  (every op front end: ember.add, ember.matmul, ...)
-from .ops import getitem as _getitem  # noqa: F401
 from . import _methods as _methods_mod
-from ._factory import get_default_device, set_default_device
-from ._random import (Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state)
-from ._random import default_generator as _default_generator_for
+from .ops.creation import get_default_device, set_default_device
+from .ops.random import (Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state)
+from .ops.random import default_generator as _default_generator_for
 from .autograd import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
                        set_grad_enabled)
 from ._dlpack import from_dlpack, to_dlpack
@@ -37,7 +37,7 @@ _methods_mod.install()
 globals().update(_CPU_CLASSES)
 del _CPU_CLASSES
 
-range = _importlib.import_module("ember._factory").range_  # noqa: A001  (torch.range, deprecated)
+range = _importlib.import_module("ember.ops.creation").range_  # noqa: A001  (torch.range, deprecated)
 strided = "strided"
 contiguous_format = "contiguous_format"
 preserve_format = "preserve_format"
@@ -63,8 +63,8 @@ def __getattr__(name):
         mod = _importlib.import_module("ember.serialization")
         if hasattr(mod, name):
             return getattr(mod, name)
-    from ._registry_hooks import plugin_attr  # an op a plugin registers (ember.rms_norm), before plugins were loaded
-    return plugin_attr(__name__, name)
+    # an op a plugin registers (ember.rms_norm), looked up before the plugins were loaded
+    return _plugins.plugin_attr(__name__, name)
 
 
 def is_tensor(obj) -> bool:

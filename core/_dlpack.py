@@ -179,7 +179,7 @@ def _host_array(ext):
 
 
 def _from_host(ext, copy):
-    from ._factory import from_numpy
+    from .ops.creation import from_numpy
     arr = _host_array(ext)
     if copy:
         return from_numpy(np.array(arr, copy=True))

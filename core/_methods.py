@@ -5,7 +5,9 @@ from . import _dtype as D
 from . import ops
 from ._tensor import Tensor, Size, _alias
 from .ops import _args as U
-from .ops import elementwise as E
+from .ops import arithmetic as A
+from .ops import random as _random
+from .ops.registry import dispatch
 
 # op functions that are not Tensor methods (they take no tensor first, or torch has no method)
 _NOT_METHODS = {
@@ -16,12 +18,37 @@ _NOT_METHODS = {
 
 
 def _bind_methods() -> None:
+    skip = set(ops.creation.__all__) | set(ops.random.__all__) | _NOT_METHODS
     for name in ops.__all__:
-        if name in _NOT_METHODS or name in ops._FACTORY_NAMES or name in ops._RANDOM_NAMES:
+        fn = getattr(ops, name)
+        op = getattr(fn, "op", None)
+        if op is not None:
+            if not op.method:
+                continue
+        elif name in skip:
             continue
         if name in Tensor.__dict__:
             continue
-        setattr(Tensor, name, getattr(ops, name))
+        setattr(Tensor, name, fn)
+
+
+def _operator(op, meta, reflected: bool = False):
+    """``Tensor.__add__`` and friends: ``meta(self, other)`` (or ``(other, self)``) straight to
+    dispatch; anything but a tensor or a number gives NotImplemented (python then tries the
+    other operand)."""
+    if reflected:
+        def method(self, other):
+            if not isinstance(other, Tensor) and not U.is_scalar(other):
+                return NotImplemented
+            dev, args, inputs = meta(other, self)
+            return dispatch(op, dev, args, inputs) if dev is not None else args
+    else:
+        def method(self, other):
+            if not isinstance(other, Tensor) and not U.is_scalar(other):
+                return NotImplemented
+            dev, args, inputs = meta(self, other)
+            return dispatch(op, dev, args, inputs) if dev is not None else args
+    return method
 
 
 def _varargs_dims(fn):
@@ -250,7 +277,7 @@ def install() -> None:
     T.log_normal_ = log_normal_
     T.cauchy_ = cauchy_
     T.geometric_ = geometric_
-    from . import _random
+    from .ops import random as _random
     T.uniform_ = _random.uniform_
     T.normal_ = _random.normal_
     T.random_ = _random.random_
@@ -267,55 +294,35 @@ def install() -> None:
     T.copy_ = ops.copy_
     T.fill_ = ops.fill_
     T.zero_ = ops.zero_
-    T.__getitem__ = ops.getitem
-    T.__setitem__ = ops.setitem
+    T.__getitem__ = ops.indexing.getitem
+    T.__setitem__ = ops.indexing.setitem
     # arithmetic operators
-    T.__add__ = _forward(E._add)
-    T.__radd__ = _forward(E._add)
-    T.__iadd__ = E.add_inplace
-    T.__sub__ = _forward(ops.sub)
-    T.__rsub__ = _reflected(ops.sub)
-    T.__isub__ = ops.sub_
-    T.__mul__ = _forward(E.mul)
-    T.__rmul__ = _forward(E.mul)
-    T.__imul__ = E.mul_
-    T.__truediv__ = _forward(E._true_div)
-    T.__rtruediv__ = _reflected(E._true_div)
-    T.__itruediv__ = E._true_div_
-    T.__floordiv__ = _forward(ops.floor_divide)
-    T.__rfloordiv__ = _reflected(ops.floor_divide)
-    T.__ifloordiv__ = ops.floor_divide_
-    T.__mod__ = _forward(ops.remainder)
-    T.__rmod__ = _reflected(ops.remainder)
-    T.__imod__ = ops.remainder_
-    T.__pow__ = _forward(ops.pow)
-    T.__rpow__ = _reflected(ops.pow)
-    T.__ipow__ = ops.pow_
+    T.__add__ = T.__radd__ = _operator(A.add.op, A.add_operands)
+    T.__iadd__ = A.add_
+    T.__sub__ = _operator(A.sub.op, A.sub_operands)
+    T.__rsub__ = _operator(A.sub.op, A.sub_operands, reflected=True)
+    T.__isub__ = A.sub_
+    T.__mul__ = T.__rmul__ = _operator(A.mul.op, A.mul.op.meta)
+    T.__imul__ = A.mul_
+    T.__truediv__ = _operator(A.div.op, A.div_operands)
+    T.__rtruediv__ = _operator(A.div.op, A.div_operands, reflected=True)
+    T.__itruediv__ = A.div_
+    for name, fn in (("floordiv", ops.floor_divide), ("mod", ops.remainder), ("pow", ops.pow),
+                     ("lshift", ops.bitwise_left_shift), ("rshift", ops.bitwise_right_shift)):
+        setattr(T, f"__{name}__", _forward(fn))
+        setattr(T, f"__r{name}__", _reflected(fn))
+        setattr(T, f"__i{name}__", fn.inplace)
     T.__matmul__ = _tensor_only(ops.matmul)
     T.__rmatmul__ = _tensor_only(ops.matmul, reflected=True)
     T.__neg__ = ops.neg
     T.__pos__ = ops.positive
     T.__abs__ = ops.abs
     T.__invert__ = _invert
-    T.__and__ = _forward(ops.bitwise_and)
-    T.__rand__ = _forward(ops.bitwise_and)
-    T.__iand__ = ops.bitwise_and_
-    T.__or__ = _forward(ops.bitwise_or)
-    T.__ror__ = _forward(ops.bitwise_or)
-    T.__ior__ = ops.bitwise_or_
-    T.__xor__ = _forward(ops.bitwise_xor)
-    T.__rxor__ = _forward(ops.bitwise_xor)
-    T.__ixor__ = ops.bitwise_xor_
-    T.__lshift__ = _forward(ops.bitwise_left_shift)
-    T.__rshift__ = _forward(ops.bitwise_right_shift)
-    T.__rlshift__ = _reflected(ops.bitwise_left_shift)
-    T.__rrshift__ = _reflected(ops.bitwise_right_shift)
-    T.__ilshift__ = ops.bitwise_left_shift_
-    T.__irshift__ = ops.bitwise_right_shift_
-    T.__eq__ = _cmp(ops.eq)
-    T.__ne__ = _cmp(ops.ne)
-    T.__lt__ = _cmp(ops.lt)
-    T.__le__ = _cmp(ops.le)
-    T.__gt__ = _cmp(ops.gt)
-    T.__ge__ = _cmp(ops.ge)
+    for name, fn in (("and", ops.bitwise_and), ("or", ops.bitwise_or), ("xor", ops.bitwise_xor)):
+        setattr(T, f"__{name}__", _operator(fn.op, fn.op.meta))
+        setattr(T, f"__r{name}__", _operator(fn.op, fn.op.meta, reflected=True))
+        setattr(T, f"__i{name}__", fn.inplace)
+    for name in ("eq", "ne", "lt", "le", "gt", "ge"):
+        fn = getattr(ops, name)
+        setattr(T, f"__{name}__", _operator(fn.op, fn.op.meta))
     T.__hash__ = lambda self: id(self)

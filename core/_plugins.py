@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import sys
 import threading
 import traceback
 from dataclasses import dataclass, field
@@ -305,3 +306,16 @@ def _missing_device_message(device_type: str) -> str:
     if blocked:
         msg += f"\nplugins blocked by EMBER_DISABLE_PLUGINS: {', '.join(blocked)}"
     return msg
+
+
+def plugin_attr(module_name: str, name: str):
+    """``ember.<name>`` / ``ember.ops.<name>`` for an op a plugin registers, looked up before
+    anything else made ember load its plugins (``from ember.ops import rms_norm`` right after
+    ``import ember``): loads them once and looks again. Private names never trigger a load (the
+    import system probes them), nor does a lookup made while the plugins are loading."""
+    if not name.startswith("_") and not _loaded and not _lock._is_owned():
+        load()
+        mod = sys.modules[module_name]
+        if name in vars(mod):
+            return vars(mod)[name]
+    raise AttributeError(f"module {module_name!r} has no attribute {name!r}")

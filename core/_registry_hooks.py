@@ -68,20 +68,6 @@ def _generic_front_end(op):
     return front
 
 
-def plugin_attr(module_name: str, name: str):
-    """``ember.<name>`` / ``ember.ops.<name>`` for an op a plugin registers, looked up before
-    anything else made ember load its plugins (``from ember.ops import rms_norm`` right after
-    ``import ember``): loads them once and looks again. Private names never trigger a load (the
-    import system probes them), nor does a lookup made while the plugins are loading."""
-    import sys
-    if not name.startswith("_") and not _plugins._loaded and not _plugins._lock._is_owned():
-        _plugins.load()
-        mod = sys.modules[module_name]
-        if name in vars(mod):
-            return vars(mod)[name]
-    raise AttributeError(f"module {module_name!r} has no attribute {name!r}")
-
-
 def _register_module(cls, name=None):
     modules[name or cls.__name__] = (cls, _plugins._current_plugin[0])
 

@@ -27,7 +27,7 @@ class Tensor:
     )
 
     def __new__(cls, *args, device=None, dtype=None):
-        from . import _factory
+        from .ops import creation as _factory
         return _factory.legacy_new(cls, args, device, dtype)
 
     # -- metadata -------------------------------------------------------------------------
@@ -464,7 +464,7 @@ class Tensor:
         if dev is self._device and dtype is self._dtype and not copy:
             return self
         from . import ops
-        return ops._to_copy(self, dtype, dev, non_blocking)
+        return ops.copy.to_copy(self, dtype, dev, non_blocking)
 
     def cpu(self) -> "Tensor":
         return self.to("cpu")

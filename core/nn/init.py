@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import warnings
 
-from .. import _factory
+from ..ops import creation as _factory
 from .. import ops as _ops
 from .._tensor import Tensor, _no_grad
 

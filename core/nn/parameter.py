@@ -21,7 +21,7 @@ class Parameter(Tensor):
 
     def __new__(cls, data: Tensor | None = None, requires_grad: bool = True):
         if data is None:
-            from .. import _factory
+            from ..ops import creation as _factory
             data = _factory.empty(0)
         if not isinstance(data, Tensor):
             raise TypeError(f"Parameter(): data must be a Tensor, got {type(data).__name__}")
@@ -65,7 +65,7 @@ class Buffer(Tensor):
 
     def __new__(cls, data: Tensor | None = None, *, persistent: bool = True):
         if data is None:
-            from .. import _factory
+            from ..ops import creation as _factory
             data = _factory.empty(0)
         t = _alias(data, data._shape, data._stride, data._offset, cls=cls)
         t._base = None

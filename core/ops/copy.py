@@ -1,4 +1,4 @@
-"""Copies and casts: ``copy_``, ``_to_copy`` (``to``), ``clone``, ``contiguous``, ``fill_``, ``zero_``."""
+"""Copies and casts: ``copy_``, ``to_copy`` (``Tensor.to``), ``clone``, ``contiguous``, ``fill_``, ``zero_``."""
 from __future__ import annotations
 
 from .. import _dtype as D
@@ -6,7 +6,9 @@ from .. import _state
 from .._tensor import Tensor
 from . import _args as U
 from .registry import dispatch, register_op
-from .writes import check_overlap, write_direct as inplace
+from . import writes as W
+
+__all__ = ["clone", "contiguous", "copy_", "fill_", "zero_"]
 
 _grad = _state.grad
 
@@ -41,12 +43,12 @@ def copy_(self: Tensor, src, non_blocking: bool = False) -> Tensor:
                 f"{list(self._shape)}")
     dev = self._device
     if src._device is not dev and src._device._backend is not dev._backend:
-        src = _to_copy(src, src._dtype, dev)  # across backends through the host
+        src = to_copy(src, src._dtype, dev)  # across backends through the host
     if _grad.enabled and (src._requires_grad or self._requires_grad or
                           (self._base is not None and self._base._requires_grad) or
                           (src._base is not None and src._base._requires_grad)):
-        return inplace(_COPY_TO, self, dev, (src, self._shape, self._dtype), (src,), None)
-    check_overlap(self, "copy_")
+        return W.write_direct(_COPY_TO, self, dev, (src, self._shape, self._dtype), (src,), None)
+    W.check_overlap(self, "copy_")
     dev._kernels["copy_"](self, src)
     self._version[0] += 1
     return self
@@ -71,11 +73,11 @@ def fill_(self: Tensor, value) -> Tensor:
         value = value.item()
     if not U.is_scalar(value):
         raise TypeError(f"fill_(): argument 'value' must be Number, not {type(value).__name__}")
-    value = _scalar_for(value, self._dtype, "fill_")
+    value = scalar_for(value, self._dtype, "fill_")
     dev = self._device
     if _grad.enabled and (self._requires_grad or (self._base is not None and self._base._requires_grad)):
-        return inplace(_FULL, self, dev, (value, self._shape, self._dtype, dev), (), None)
-    check_overlap(self, "fill_")
+        return W.write_direct(_FULL, self, dev, (value, self._shape, self._dtype, dev), (), None)
+    W.check_overlap(self, "fill_")
     dev._kernels["fill_"](self, value)
     self._version[0] += 1
     return self
@@ -89,7 +91,7 @@ def zero_(self: Tensor) -> Tensor:
     return fill_(self, 0)
 
 
-def _scalar_for(value, dtype, op):
+def scalar_for(value, dtype, op):
     """Convert a python scalar to the python type matching ``dtype``."""
     cat = dtype.category
     if cat == D._FLOAT:
@@ -124,7 +126,7 @@ def _to_device_decomp(x, dtype, dev, non_blocking=False):
 def _to_copy_bw(ctx, g):
     src = ctx.args[0]
     if g._device is not src.device:
-        g = _to_copy(g, src.dtype, src.device)
+        g = to_copy(g, src.dtype, src.device)
     return (g,)
 
 
@@ -134,7 +136,7 @@ _TO_DEVICE = register_op("_to_device", decomposition=_to_device_decomp, saves=()
                          group="memory")
 
 
-def _to_copy(x: Tensor, dtype, dev, non_blocking: bool = False) -> Tensor:
+def to_copy(x: Tensor, dtype, dev, non_blocking: bool = False) -> Tensor:
     """A copy of ``x`` with ``dtype`` on canonical device ``dev`` (differentiable).
     ``non_blocking``: a copy between backends may return before it is done (cuda_cupy does so
     from pinned host memory; the source must then stay untouched until the stream gets there)."""
@@ -142,6 +144,11 @@ def _to_copy(x: Tensor, dtype, dev, non_blocking: bool = False) -> Tensor:
     if dev._backend is x._device._backend:
         return dispatch(_TO_COPY, dev, (x, dtype, dev), (x,))
     return dispatch(_TO_DEVICE, x._device, (x, dtype, dev, bool(non_blocking)), (x,))
+
+
+def cast(t: Tensor, dtype) -> Tensor:
+    """``t`` converted to ``dtype`` on its device (differentiable; a copy)."""
+    return to_copy(t, dtype, t._device)
 
 
 def _clone_decomp(x):

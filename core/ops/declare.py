@@ -36,10 +36,8 @@ from __future__ import annotations
 import inspect
 import sys
 
-from .registry import ALL, OPS, dispatch, register_op
-from .writes import inplace as _inplace
-from .writes import store as _store
-from .writes import write_back as _write_back
+from . import writes as W
+from .registry import ALL, dispatch, register_op
 
 __all__ = ["defop", "composite", "ALL"]
 
@@ -47,33 +45,41 @@ RESULT_RULES = (None, "elementwise", "first")
 
 
 def defop(name: str, meta=None, *, decomposition=None, backward=None, saves=ALL, save_output=False,
-          differentiable=None, result=None, inplace=False, out=True, method=True, group="", doc="",
-          module=None, plugin="", replace=False):
+          differentiable=None, result=None, inplace=False, out=True, exact_dtype=False, method=True, group="",
+          doc="", module=None, plugin="", replace=False):
     """Declare a kernel op whose ``meta`` returns ``(device, kernel_args, inputs)`` (see the
-    module docstring); returns the public function. Without ``meta`` it is a decorator for it."""
+    module docstring); returns the public function. Without ``meta`` it is a decorator for it.
+
+    ``inplace``: make the in-place form ``name_``; ``out``: give the function an ``out=``
+    argument; ``exact_dtype``: ``out=`` and in-place targets must have the result's dtype (as
+    PyTorch's ``float_power`` and the predicates), instead of any dtype it can be cast to."""
     if meta is None:
         return lambda m: defop(name, m, decomposition=decomposition, backward=backward, saves=saves,
                                save_output=save_output, differentiable=differentiable, result=result, inplace=inplace,
-                               out=out, method=method, group=group, doc=doc, module=module or _caller_module(),
-                               plugin=plugin, replace=replace)
+                               out=out, exact_dtype=exact_dtype, method=method, group=group, doc=doc,
+                               module=module or _caller_module(), plugin=plugin, replace=replace)
     if result not in RESULT_RULES:
         raise ValueError(f"defop {name!r}: result must be one of {RESULT_RULES}, got {result!r}")
     op = register_op(name, meta=meta, decomposition=decomposition, backward=backward, saves=saves,
                      save_output=save_output, differentiable=differentiable, group=group, plugin=plugin,
-                     doc=doc or meta.__doc__ or "", result=result, method=method, replace=replace)
-    return _fronts(op, meta, False, out, inplace, module or _caller_module())
+                     doc=doc or meta.__doc__ or "", result=None if exact_dtype else result, method=method,
+                     replace=replace)
+    return _fronts(op, meta, False, out, inplace, exact_dtype, module or _caller_module())
 
 
-def composite(name: str, impl=None, *, inplace=False, out=True, method=True, group="", doc="", module=None,
-              plugin="", replace=False):
+def composite(name: str, impl=None, *, inplace=False, out=True, exact_dtype=False, method=True, group="", doc="",
+              module=None, plugin="", replace=False):
     """Declare an op written in other ops (``impl`` returns the result); returns the public
-    function. Without ``impl`` it is a decorator for it."""
+    function. Without ``impl`` it is a decorator for it. ``inplace`` is True (the in-place form
+    computes out of place and writes back) or a function ``(self, ...) -> self`` that updates
+    ``self`` itself (``addcmul_`` adds in place); ``out`` and ``exact_dtype`` as for :func:`defop`."""
     if impl is None:
-        return lambda f: composite(name, f, inplace=inplace, out=out, method=method, group=group, doc=doc,
-                                   module=module or _caller_module(), plugin=plugin, replace=replace)
+        return lambda f: composite(name, f, inplace=inplace, out=out, exact_dtype=exact_dtype, method=method,
+                                   group=group, doc=doc, module=module or _caller_module(), plugin=plugin,
+                                   replace=replace)
     op = register_op(name, decomposition=impl, group=group, plugin=plugin, doc=doc or impl.__doc__ or "",
                      composite=True, method=method, replace=replace)
-    return _fronts(op, impl, True, out, inplace, module or _caller_module())
+    return _fronts(op, impl, True, out, inplace, exact_dtype, module or _caller_module())
 
 
 def _caller_module() -> str:
@@ -86,13 +92,12 @@ def _caller_module() -> str:
 
 # -- generation of the front ends ----------------------------------------------------------------
 
-def _fronts(op, body, is_composite: bool, with_out: bool, with_inplace: bool, module: str):
+def _fronts(op, body, is_composite: bool, with_out: bool, inplace, exact: bool, module: str):
     params = list(inspect.signature(body).parameters.values())
     if with_out and any(p.name == "out" for p in params):
         raise TypeError(f"op {op.name!r}: the meta/impl must not take 'out' (the front end adds it)")
     parts, call, kwdefaults = _param_source(params)
-    ns = {"_body": body, "_op": op, "_dispatch": dispatch, "_store": _store, "_inplace": _inplace,
-          "_write_back": _write_back}
+    ns = {"_body": body, "_op": op, "_dispatch": dispatch, "W": W, "_exact": exact}
     name = op.name
     if is_composite:
         run = f"    r = _body({call})\n"
@@ -100,7 +105,8 @@ def _fronts(op, body, is_composite: bool, with_out: bool, with_inplace: bool, mo
         run = (f"    dev, args, inputs = _body({call})\n"
                "    r = _dispatch(_op, dev, args, inputs) if dev is not None else args\n")
     if with_out:
-        src = f"def {name}({_defn(parts, True)}):\n{run}    return r if out is None else _store(r, out, {name!r})\n"
+        src = (f"def {name}({_defn(parts, True)}):\n{run}"
+               f"    return r if out is None else W.store(r, out, {name!r}, _exact)\n")
         fn = _build(src, ns, name, body, module, {**kwdefaults, "out": None}, op.doc)
     else:
         fn = _build(f"def {name}({_defn(parts, False)}):\n{run}    return r\n", ns, name, body, module, kwdefaults,
@@ -108,18 +114,21 @@ def _fronts(op, body, is_composite: bool, with_out: bool, with_inplace: bool, mo
     fn.op = op
     fn.inplace = None
     op.fn = fn
-    if with_inplace:
+    if inplace:
         if not params or params[0].kind not in (params[0].POSITIONAL_ONLY, params[0].POSITIONAL_OR_KEYWORD):
             raise TypeError(f"op {op.name!r}: an in-place form needs a first positional tensor argument")
         iname = name + "_"
         iparts = [("self" + p[len(params[0].name):], k) if i == 0 else (p, k) for i, (p, k) in enumerate(parts)]
         icall = "self" + call[len(params[0].name):]
-        if is_composite:
-            isrc = f"def {iname}({_defn(iparts, False)}):\n    return _write_back(self, _body({icall}), {iname!r})\n"
+        if callable(inplace):
+            ns["_ibody"] = inplace
+            line = f"_ibody({icall})"
+        elif is_composite:
+            line = f"W.write_back(self, _body({icall}), {iname!r}, _exact)"
         else:
-            isrc = f"def {iname}({_defn(iparts, False)}):\n    return _inplace(_op, self, _body({icall}), {iname!r})\n"
-        ifn = _build(isrc, ns, iname, body, module, kwdefaults,
-                     f"In-place :func:`{name}` (``self`` keeps its dtype and shape).")
+            line = f"W.inplace(_op, self, _body({icall}), {iname!r}, _exact)"
+        ifn = _build(f"def {iname}({_defn(iparts, False)}):\n    return {line}\n", ns, iname, body, module,
+                     kwdefaults, f"In-place :func:`{name}` (``self`` keeps its dtype and shape).")
         ifn.op = op
         ifn.inplace = None
         op.inplace_fn = fn.inplace = ifn

@@ -13,9 +13,24 @@ from .. import _dtype as D
 from .. import return_types as RT
 from .._tensor import Tensor, _wrap_dim
 from . import _args as U
-from .elementwise import write_out
 from .registry import dispatch, register_op
-from .writes import write_direct as inplace
+from . import arithmetic as A
+from . import comparison as CMP
+from . import copy as CP
+from . import creation as CR
+from . import pointwise as PW
+from . import reduction as R
+from . import shape as SH
+from . import unary as UN
+from . import views as V
+from . import writes as W
+
+__all__ = ["argsort", "argwhere", "bincount", "bucketize", "gather", "histc", "index_add", "index_add_",
+           "index_copy", "index_copy_", "index_fill", "index_fill_", "index_put", "index_put_", "index_reduce",
+           "index_reduce_", "index_select", "kthvalue", "masked_fill", "masked_fill_", "masked_scatter",
+           "masked_scatter_", "masked_select", "msort", "nonzero", "put", "put_", "scatter", "scatter_",
+           "scatter_add", "scatter_add_", "scatter_reduce", "scatter_reduce_", "searchsorted", "sort", "take",
+           "take_along_dim", "topk", "unique", "unique_consecutive"]
 
 _INT64 = D.int64
 
@@ -32,10 +47,9 @@ def _as_index(idx, op, dev=None) -> Tensor:
         if dt is not _INT64:
             raise IndexError(f"{op}(): tensors used as indices must be long, int, byte or bool tensors (got {idx._dtype})")
         return idx
-    from .. import _factory
     if isinstance(idx, (list, tuple)) and len(idx) == 0:
-        return _factory.zeros(0, dtype=_INT64, device=dev)
-    t = _factory.tensor(idx, device=dev)
+        return CR.zeros(0, dtype=_INT64, device=dev)
+    t = CR.tensor(idx, device=dev)
     if t._dtype.category == D._FLOAT:
         raise IndexError(f"{op}(): tensors used as indices must be long, int, byte or bool tensors (got float values)")
     return t if t._dtype is _INT64 or t._dtype is D.bool else t.to(_INT64)
@@ -61,16 +75,14 @@ def check_bounds(idx: Tensor, size: int, op: str, dim: int, allow_negative: bool
     :class:`~ember.backend.IndexOutOfRangeError` (an IndexError and a RuntimeError)."""
     if idx.numel() == 0:
         return idx
-    from .reduction import amax, amin
-    lo = int(amin(idx).item())
-    hi = int(amax(idx).item())
+    lo = int(R.amin(idx).item())
+    hi = int(R.amax(idx).item())
     lim_lo = -size if allow_negative else 0
     if lo < lim_lo or hi >= size:
         bad = hi if hi >= size else lo
         raise U.index_error(op, bad, dim, size)
     if lo < 0:
-        from .elementwise import add, lt, where
-        idx = where(lt(idx, 0), add(idx, size), idx)
+        idx = PW.where(CMP.lt(idx, 0), A.add(idx, size), idx)
     return idx
 
 
@@ -111,7 +123,7 @@ def gather(input, dim, index, *, sparse_grad=False, out=None):
         r = dispatch(_GATHER, x._device, (x, 0, index), (x,))
         return r.reshape(input._shape if index.numel() == 1 and input.dim() == 0 else r._shape)
     r = dispatch(_GATHER, x._device, (x, d, index), (x,))
-    return r if out is None else write_out(out, r, "gather")
+    return r if out is None else W.write_out(out, r, "gather")
 
 
 def _scatter_add_bw(ctx, g):
@@ -161,20 +173,18 @@ def scatter_add(input, dim, index, src):
 def scatter_add_(self, dim, index, src):
     """In-place :func:`scatter_add`."""
     d, index, src = _scatter_prep(self, dim, index, src, "scatter_add_")
-    return inplace(_SCATTER_ADD, self, self._device, (self, d, index, src), (self, src), 0)
+    return W.write_direct(_SCATTER_ADD, self, self._device, (self, d, index, src), (self, src), 0)
 
 
 def _scatter_decomp(x, d, index, src):
     from . import ones_like, zeros_like
-    from .elementwise import where, gt
     if not isinstance(src, Tensor):
-        from .. import _factory
-        src = _factory.full(index._shape, src, dtype=x._dtype, device=x._device)
+        src = CR.full(index._shape, src, dtype=x._dtype, device=x._device)
     hit = scatter_add(zeros_like(x, dtype=D.int32), d, index, ones_like(index, dtype=D.int32))
     vals = scatter_add(zeros_like(x), d, index, src)
     if x._dtype.category == D._FLOAT:
-        vals = vals / where(gt(hit, 1), hit, 1).to(x._dtype)  # duplicate indices: unspecified in PyTorch
-    return where(gt(hit, 0), vals, x)
+        vals = vals / PW.where(CMP.gt(hit, 1), hit, 1).to(x._dtype)  # duplicate indices: unspecified in PyTorch
+    return PW.where(CMP.gt(hit, 0), vals, x)
 
 
 def _scatter_bw(ctx, g):
@@ -189,27 +199,24 @@ _SCATTER = register_op("scatter", decomposition=_scatter_decomp, backward=_scatt
 
 
 def _scatter_reduce_decomp(x, d, index, src, reduce, include_self):
-    from .elementwise import where
-    from .reduction import amax, amin, sum as _sum, prod as _prod
     n = x._shape[d]
-    from .. import _factory
-    pos = _factory.arange(n, device=x._device).reshape([n] + [1] * index.dim())
+    pos = CR.arange(n, device=x._device).reshape([n] + [1] * index.dim())
     onehot = (index.unsqueeze(0) == pos)  # [n, *index.shape]
     dd = d + 1
     s = src.unsqueeze(0).expand(onehot._shape)
     if reduce in ("sum", "mean"):
-        acc = _sum(where(onehot, s, 0), dd)
+        acc = R.sum(PW.where(onehot, s, 0), dd)
     elif reduce == "prod":
-        acc = _prod(where(onehot, s, 1), dd)
+        acc = R.prod(PW.where(onehot, s, 1), dd)
     elif reduce == "amax":
         lo = float("-inf") if x._dtype.category == D._FLOAT else D.iinfo(x._dtype).min
-        acc = amax(where(onehot, s, lo), dd)
+        acc = R.amax(PW.where(onehot, s, lo), dd)
     else:
         hi = float("inf") if x._dtype.category == D._FLOAT else D.iinfo(x._dtype).max
-        acc = amin(where(onehot, s, hi), dd)
+        acc = R.amin(PW.where(onehot, s, hi), dd)
     # acc: [n, *other dims of index]; move the dim back and pad to x's shape
     acc = acc.movedim(0, d)
-    cnt = _sum(onehot, dd).movedim(0, d)
+    cnt = R.sum(onehot, dd).movedim(0, d)
     full = x.clone()
     region = full
     for i in range(x.dim()):
@@ -225,12 +232,10 @@ def _scatter_reduce_decomp(x, d, index, src, reduce, include_self):
         c = cnt + (1 if include_self else 0)
         newv = tot / c if x._dtype.category == D._FLOAT else tot // c
     elif reduce == "amax":
-        from .elementwise import maximum
-        newv = maximum(acc, region) if include_self else acc
+        newv = A.maximum(acc, region) if include_self else acc
     else:
-        from .elementwise import minimum
-        newv = minimum(acc, region) if include_self else acc
-    region.copy_(where(hit, newv.to(x._dtype), region))
+        newv = A.minimum(acc, region) if include_self else acc
+    region.copy_(PW.where(hit, newv.to(x._dtype), region))
     return full
 
 
@@ -250,13 +255,11 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None):
         if reduce not in ("add", "multiply"):
             raise RuntimeError(f"reduce argument must be either add or multiply, got {reduce}")
         if not isinstance(src, Tensor):
-            from .. import _factory
-            src = _factory.full(index._shape, src, dtype=input._dtype, device=input._device)
+            src = CR.full(index._shape, src, dtype=input._dtype, device=input._device)
         return scatter_reduce(input, dim, index, src, "sum" if reduce == "add" else "prod")
     d, index, src = _scatter_prep(input, dim, index, src, "scatter")
     if not isinstance(src, Tensor):
-        from .copy import _scalar_for
-        src = _scalar_for(src, input._dtype, "scatter")
+        src = CP.scalar_for(src, input._dtype, "scatter")
         return dispatch(_SCATTER, input._device, (input, d, index, src), (input,))
     return dispatch(_SCATTER, input._device, (input, d, index, src), (input, src))
 
@@ -273,10 +276,9 @@ def _scatter_inplace(self, dim, index, src):
         src = src.item()
     d, index, src = _scatter_prep(self, dim, index, src, "scatter_")
     if not isinstance(src, Tensor):
-        from .copy import _scalar_for
-        src = _scalar_for(src, self._dtype, "scatter_")
-        return inplace(_SCATTER, self, self._device, (self, d, index, src), (self,), 0)
-    return inplace(_SCATTER, self, self._device, (self, d, index, src), (self, src), 0)
+        src = CP.scalar_for(src, self._dtype, "scatter_")
+        return W.write_direct(_SCATTER, self, self._device, (self, d, index, src), (self,), 0)
+    return W.write_direct(_SCATTER, self, self._device, (self, d, index, src), (self, src), 0)
 
 
 def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
@@ -322,12 +324,12 @@ def index_select(input, dim, index, *, out=None):
     if x.dim() == 0:
         index = check_bounds(index, 1, "index_select", 0, False)
         r = x.reshape(1).index_select(0, index.reshape(-1)).reshape(index._shape)
-        return r if out is None else write_out(out, r, "index_select")
+        return r if out is None else W.write_out(out, r, "index_select")
     d = _wrap_dim(dim, x.dim(), "index_select")
     index = index.reshape(-1)
     index = check_bounds(index, x._shape[d], "index_select", d, False)
     r = dispatch(_INDEX_SELECT, x._device, (x, d, index), (x,))
-    return r if out is None else write_out(out, r, "index_select")
+    return r if out is None else W.write_out(out, r, "index_select")
 
 
 def _expand_index(x, d, index, src_shape):
@@ -371,7 +373,7 @@ def index_add(input, dim, index, source, *, alpha=1, out=None):
     d, index = _index_source_args(input, dim, index, source, "index_add")
     src = _as_1d(source if alpha == 1 else source * alpha)
     r = scatter_add(_as_1d(input), d, _expand_index(input, d, index, src._shape), src).reshape(input._shape)
-    return r if out is None else write_out(out, r, "index_add")
+    return r if out is None else W.write_out(out, r, "index_add")
 
 
 def index_add_(self, dim, index, source, *, alpha=1):
@@ -388,7 +390,7 @@ def index_copy(input, dim, index, source, *, out=None):
     d, index = _index_source_args(input, dim, index, source, "index_copy")
     src = _as_1d(source)
     r = scatter(_as_1d(input), d, _expand_index(input, d, index, src._shape), src).reshape(input._shape)
-    return r if out is None else write_out(out, r, "index_copy")
+    return r if out is None else W.write_out(out, r, "index_copy")
 
 
 def index_copy_(self, dim, index, source):
@@ -436,13 +438,12 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True, out=No
     src = _as_1d(source)
     r = scatter_reduce(_as_1d(input), d, _expand_index(input, d, index, src._shape), src, reduce,
                        include_self=include_self).reshape(input._shape)
-    return r if out is None else write_out(out, r, "index_reduce")
+    return r if out is None else W.write_out(out, r, "index_reduce")
 
 
 def index_reduce_(self, dim, index, source, reduce, *, include_self=True):
     """In-place :func:`index_reduce`."""
-    from .elementwise import write_back
-    return write_back(self, index_reduce(self, dim, index, source, reduce, include_self=include_self), "index_reduce_")
+    return W.write_back(self, index_reduce(self, dim, index, source, reduce, include_self=include_self), "index_reduce_")
 
 
 def take(input, index, *, out=None):
@@ -451,7 +452,7 @@ def take(input, index, *, out=None):
     flat = input.reshape(-1)
     idx = check_bounds(index, flat._shape[0], "take", 0, True)
     r = index_select(flat, 0, idx.reshape(-1)).reshape(index._shape)
-    return r if out is None else write_out(out, r, "take")
+    return r if out is None else W.write_out(out, r, "take")
 
 
 def _put_args(self, index, source, op):
@@ -477,8 +478,7 @@ def put(input, index, source, accumulate: bool = False):
 def put_(self, index, source, accumulate: bool = False):
     """In-place :func:`put`."""
     idx, src = _put_args(self, index, source, "put_")
-    from .elementwise import write_back
-    return write_back(self, index_put(self.reshape(-1), (idx,), src, accumulate).reshape(self._shape), "put_")
+    return W.write_back(self, index_put(self.reshape(-1), (idx,), src, accumulate).reshape(self._shape), "put_")
 
 
 def take_along_dim(input, indices, dim=None, *, out=None):
@@ -487,7 +487,7 @@ def take_along_dim(input, indices, dim=None, *, out=None):
     indices = _index_arg(indices, "take_along_dim", input._device, "indices")
     if dim is None:
         r = take(input, indices.reshape(-1))
-        return r if out is None else write_out(out, r, "take_along_dim")
+        return r if out is None else W.write_out(out, r, "take_along_dim")
     d = _wrap_dim(dim, input.dim(), "take_along_dim")
     if indices.dim() != input.dim():
         raise RuntimeError(f"take_along_dim(): input and indices should have the same number of dimensions, but got "
@@ -503,7 +503,7 @@ def take_along_dim(input, indices, dim=None, *, out=None):
     ii[d] = indices._shape[d]
     idx = check_bounds(indices, input._shape[d], "take_along_dim", d, True)
     r = gather(input.expand(xi), d, idx.expand(ii))
-    return r if out is None else write_out(out, r, "take_along_dim")
+    return r if out is None else W.write_out(out, r, "take_along_dim")
 
 
 # -- masked ops --------------------------------------------------------------------------------
@@ -520,7 +520,6 @@ def _mask_arg(mask, op):
 
 def masked_fill(input, mask, value):
     """``value`` where ``mask`` (broadcast) is True, else ``input``."""
-    from .elementwise import where
     mask = _mask_arg(mask, "masked_fill")
     if isinstance(value, Tensor):
         if value.dim() != 0:
@@ -528,10 +527,9 @@ def masked_fill(input, mask, value):
         if not value._requires_grad:
             value = value.item()
     if not isinstance(value, Tensor):
-        from .copy import _scalar_for
-        value = _scalar_for(value, input._dtype, "masked_fill")
+        value = CP.scalar_for(value, input._dtype, "masked_fill")
     U.broadcast_shapes(input._shape, mask._shape, "masked_fill")
-    r = where(mask, value, input)
+    r = PW.where(mask, value, input)
     return r if r._dtype is input._dtype else r.to(input._dtype)
 
 
@@ -548,7 +546,7 @@ def masked_select(input, mask, *, out=None):
     mask = _mask_arg(mask, "masked_select")
     shape = U.broadcast_shapes(input._shape, mask._shape, "masked_select")
     r = getitem(input.expand(shape), mask.expand(shape))
-    return r if out is None else write_out(out, r, "masked_select")
+    return r if out is None else W.write_out(out, r, "masked_select")
 
 
 def masked_scatter(input, mask, source):
@@ -586,7 +584,7 @@ def nonzero(input, *, out=None, as_tuple: bool = False):
     r = dispatch(_NONZERO, x._device, (x,), ())
     if as_tuple:
         return tuple(r[:, i] for i in range(x.dim()))
-    return r if out is None else write_out(out, r, "nonzero")
+    return r if out is None else W.write_out(out, r, "nonzero")
 
 
 def argwhere(input):
@@ -623,8 +621,7 @@ def sort(input, dim: int = -1, descending: bool = False, stable: bool = False, *
         v, i = dispatch(_SORT, x._device, (x, d, bool(descending), bool(stable)), (x,))
         r = RT.sort(v, i)
     if out is not None:
-        from .elementwise import write_out_tuple
-        return write_out_tuple(out, r, "sort")
+        return W.write_out_tuple(out, r, "sort")
     return r
 
 
@@ -636,15 +633,14 @@ def argsort(input, dim: int = -1, descending: bool = False, stable: bool = False
 def msort(input, *, out=None):
     """``sort(input, 0).values``."""
     r = sort(input, 0).values
-    return r if out is None else write_out(out, r, "msort")
+    return r if out is None else W.write_out(out, r, "msort")
 
 
 def topk(input, k: int, dim: int = -1, largest: bool = True, sorted: bool = True, *, out=None):
     """The ``k`` largest (or smallest) elements along ``dim`` and their indices."""
     r = _topk(input, k, dim, largest)
     if out is not None:
-        from .elementwise import write_out_tuple
-        return write_out_tuple(out, r, "topk")
+        return W.write_out_tuple(out, r, "topk")
     return r
 
 
@@ -664,8 +660,7 @@ def kthvalue(input, k: int, dim: int = -1, keepdim: bool = False, *, out=None):
     """The ``k``-th smallest element along ``dim`` (1-based) and its index."""
     r = _kthvalue(input, k, dim, keepdim)
     if out is not None:
-        from .elementwise import write_out_tuple
-        return write_out_tuple(out, r, "kthvalue")
+        return W.write_out_tuple(out, r, "kthvalue")
     return r
 
 
@@ -688,7 +683,6 @@ def _kthvalue(input, k, dim, keepdim):
 
 def unique(input, sorted: bool = True, return_inverse: bool = False, return_counts: bool = False, dim=None):
     """The distinct values (sorted), optionally with the inverse mapping and counts."""
-    from .. import _factory
     x = input.detach()
     if dim is not None:
         d = _wrap_dim(dim, x.dim(), "unique")
@@ -699,25 +693,22 @@ def unique(input, sorted: bool = True, return_inverse: bool = False, return_coun
         e = flat.clone()
         res = [e]
         if return_inverse:
-            res.append(_factory.zeros(x._shape, dtype=_INT64, device=x._device))
+            res.append(CR.zeros(x._shape, dtype=_INT64, device=x._device))
         if return_counts:
-            res.append(_factory.zeros(0, dtype=_INT64, device=x._device))
+            res.append(CR.zeros(0, dtype=_INT64, device=x._device))
         return res[0] if len(res) == 1 else tuple(res)
     s, perm = sort(flat, stable=True)
-    from .elementwise import ne
-    from .shape import cat
-    first = _factory.ones(1, dtype=D.bool, device=x._device)
-    flags = cat([first, ne(s[1:], s[:-1])]) if n > 1 else first
+    first = CR.ones(1, dtype=D.bool, device=x._device)
+    flags = SH.cat([first, CMP.ne(s[1:], s[:-1])]) if n > 1 else first
     vals = s[flags]
     res = [vals]
     if return_inverse:
-        from .reduction import cumsum
-        gid = cumsum(flags.to(_INT64), 0) - 1
-        inv = scatter(_factory.zeros(n, dtype=_INT64, device=x._device), 0, perm, gid)
+        gid = R.cumsum(flags.to(_INT64), 0) - 1
+        inv = scatter(CR.zeros(n, dtype=_INT64, device=x._device), 0, perm, gid)
         res.append(inv.reshape(x._shape))
     if return_counts:
         pos = nonzero(flags).reshape(-1)
-        ends = cat([pos[1:], _factory.tensor([n], device=x._device)])
+        ends = SH.cat([pos[1:], CR.tensor([n], device=x._device)])
         res.append(ends - pos)
     return res[0] if len(res) == 1 else tuple(res)
 
@@ -725,61 +716,51 @@ def unique(input, sorted: bool = True, return_inverse: bool = False, return_coun
 def _unique_slices(x, d, return_inverse, return_counts, consecutive):
     """unique / unique_consecutive along ``dim``: the distinct slices ``x.select(d, i)``, sorted
     lexicographically unless ``consecutive`` (stable sorts by each element, last one first)."""
-    from .. import _factory
-    from .elementwise import ne
-    from .reduction import any as _any, cumsum
-    from .shape import cat
     n = x._shape[d]
     rows = x.movedim(d, 0).reshape(n, -1) if n else x.movedim(d, 0).reshape(0, max(1, x.numel()))
-    perm = _factory.arange(n, device=x._device)
+    perm = CR.arange(n, device=x._device)
     if not consecutive:
         for j in range(rows._shape[1] - 1, -1, -1):
             _, o = sort(index_select(rows[:, j], 0, perm), stable=True)
             perm = index_select(perm, 0, o)
     srt = index_select(rows, 0, perm)
-    first = _factory.ones(min(n, 1), dtype=D.bool, device=x._device)
-    flags = cat([first, _any(ne(srt[1:], srt[:-1]), 1)]) if n > 1 else first
+    first = CR.ones(min(n, 1), dtype=D.bool, device=x._device)
+    flags = SH.cat([first, R.any(CMP.ne(srt[1:], srt[:-1]), 1)]) if n > 1 else first
     keep = nonzero(flags).reshape(-1)
     res = [index_select(x, d, index_select(perm, 0, keep))]
     if return_inverse:
-        gid = cumsum(flags.to(_INT64), 0) - 1
-        res.append(scatter(_factory.zeros(n, dtype=_INT64, device=x._device), 0, perm, gid) if n else gid)
+        gid = R.cumsum(flags.to(_INT64), 0) - 1
+        res.append(scatter(CR.zeros(n, dtype=_INT64, device=x._device), 0, perm, gid) if n else gid)
     if return_counts:
-        ends = cat([keep[1:], _factory.tensor([n], device=x._device)]) if n else keep
+        ends = SH.cat([keep[1:], CR.tensor([n], device=x._device)]) if n else keep
         res.append(ends - keep)
     return res[0] if len(res) == 1 else tuple(res)
 
 
 def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
     """Collapse runs of equal consecutive values (or slices along ``dim``)."""
-    from .. import _factory
-    from .elementwise import ne
-    from .shape import cat
     if dim is not None:
         x = input.detach()
         return _unique_slices(x, _wrap_dim(dim, x.dim(), "unique_consecutive"), return_inverse, return_counts, True)
     flat = input.detach().reshape(-1)
     n = flat._shape[0]
-    first = _factory.ones(1, dtype=D.bool, device=input._device)
-    flags = cat([first, ne(flat[1:], flat[:-1])]) if n > 1 else first[:n]
+    first = CR.ones(1, dtype=D.bool, device=input._device)
+    flags = SH.cat([first, CMP.ne(flat[1:], flat[:-1])]) if n > 1 else first[:n]
     res = [flat[flags]]
     if return_inverse:
-        from .reduction import cumsum
-        res.append((cumsum(flags.to(_INT64), 0) - 1).reshape(input._shape))
+        res.append((R.cumsum(flags.to(_INT64), 0) - 1).reshape(input._shape))
     if return_counts:
         pos = nonzero(flags).reshape(-1)
-        ends = cat([pos[1:], _factory.tensor([n], device=input._device)])
+        ends = SH.cat([pos[1:], CR.tensor([n], device=input._device)])
         res.append(ends - pos)
     return res[0] if len(res) == 1 else tuple(res)
 
 
 def _searchsorted_decomp(seq, values, right):
-    from .elementwise import le, lt
-    from .reduction import sum as _sum
     s = seq.unsqueeze(-2)          # [..., 1, n]
     v = values.unsqueeze(-1)       # [..., m, 1]
-    cmp = le(s, v) if right else lt(s, v)
-    return _sum(cmp, -1)
+    cmp = CMP.le(s, v) if right else CMP.lt(s, v)
+    return R.sum(cmp, -1)
 
 
 _SEARCHSORTED = register_op("searchsorted", decomposition=_searchsorted_decomp, differentiable=False, group="index")
@@ -787,7 +768,6 @@ _SEARCHSORTED = register_op("searchsorted", decomposition=_searchsorted_decomp, 
 
 def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None, out=None):
     """Indices where ``input`` values would be inserted into the last dim of ``sorted_sequence``."""
-    from .. import _factory
     if side is not None:
         if side not in ("left", "right"):
             raise RuntimeError(f"side can only be 'left' or 'right' but got {side}")
@@ -803,7 +783,7 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
         check_bounds(sorter, seq._shape[-1] if seq.dim() else 1, "searchsorted(): sorter", seq.dim() - 1, False)
         seq = gather(seq, -1, sorter)
     scalar = not isinstance(input, Tensor)
-    vals = _factory.tensor(input, dtype=seq._dtype, device=seq._device) if scalar else input
+    vals = CR.tensor(input, dtype=seq._dtype, device=seq._device) if scalar else input
     if seq.dim() > 1:
         if vals.dim() != seq.dim() or vals._shape[:-1] != seq._shape[:-1]:
             raise RuntimeError(f"searchsorted(): boundaries tensor should be 1 dimension or the first N-1 dimensions of "
@@ -815,7 +795,7 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
         r = dispatch(_SEARCHSORTED, seq._device, (seq.reshape(1, -1), v.to(seq._dtype), bool(right)), ()).reshape(vals._shape)
     if out_int32:
         r = r.to(D.int32)
-    return r if out is None else write_out(out, r, "searchsorted")
+    return r if out is None else W.write_out(out, r, "searchsorted")
 
 
 def bucketize(input, boundaries, *, out_int32=False, right=False, out=None):
@@ -827,7 +807,6 @@ def bucketize(input, boundaries, *, out_int32=False, right=False, out=None):
 
 def bincount(input, weights=None, minlength: int = 0):
     """Count of each non-negative integer in a 1-D tensor (weighted when ``weights`` is given)."""
-    from .. import _factory
     if input._dtype.category != D._INT:
         raise U.dtype_not_implemented("bincount_cpu", input._dtype, "bincount only supports 1-d non-negative "
                                       "integral inputs")
@@ -841,17 +820,15 @@ def bincount(input, weights=None, minlength: int = 0):
     size = max(int(input.max().item()) + 1 if n else 0, minlength)
     idx = input.to(_INT64)
     if weights is None:
-        z = _factory.zeros(size, dtype=_INT64, device=input._device)
-        return scatter_add(z, 0, idx, _factory.ones(n, dtype=_INT64, device=input._device))
+        z = CR.zeros(size, dtype=_INT64, device=input._device)
+        return scatter_add(z, 0, idx, CR.ones(n, dtype=_INT64, device=input._device))
     w = weights if weights._dtype is D.float32 else weights.to(D.float64)  # as PyTorch: float32 or double
-    z = _factory.zeros(size, dtype=w._dtype, device=input._device)
+    z = CR.zeros(size, dtype=w._dtype, device=input._device)
     return scatter_add(z, 0, idx, w)
 
 
 def histc(input, bins: int = 100, min=0, max=0, *, out=None):
     """Histogram of values in ``bins`` equal bins over [min, max] (the data's range when both are 0)."""
-    from .. import _factory
-    from .elementwise import floor, logical_and, ge, le
     x = input.detach()
     if x._dtype.category != D._FLOAT:
         raise U.dtype_not_implemented("histogram_cpu", x._dtype)
@@ -865,12 +842,12 @@ def histc(input, bins: int = 100, min=0, max=0, *, out=None):
     if lo > hi:
         raise RuntimeError("max must be larger than min")
     flat = x.reshape(-1)
-    keep = logical_and(ge(flat, lo), le(flat, hi))
+    keep = CMP.logical_and(CMP.ge(flat, lo), CMP.le(flat, hi))
     v = flat[keep]
-    b = floor((v - lo) * (bins / (hi - lo))).to(_INT64).clamp(0, bins - 1)
-    z = _factory.zeros(bins, dtype=x._dtype, device=x._device)
-    r = scatter_add(z, 0, b, _factory.ones(b._shape, dtype=x._dtype, device=x._device))
-    return r if out is None else write_out(out, r, "histc")
+    b = UN.floor((v - lo) * (bins / (hi - lo))).to(_INT64).clamp(0, bins - 1)
+    z = CR.zeros(bins, dtype=x._dtype, device=x._device)
+    r = scatter_add(z, 0, b, CR.ones(b._shape, dtype=x._dtype, device=x._device))
+    return r if out is None else W.write_out(out, r, "histc")
 
 
 # -- advanced indexing: index / index_put ---------------------------------------------------------
@@ -966,8 +943,7 @@ def _index_put_bw(ctx, g):
 
 
 def _zeros_for(values, g):
-    from .. import _factory
-    return _factory.zeros(values.shape, dtype=g._dtype, device=g._device)
+    return CR.zeros(values.shape, dtype=g._dtype, device=g._device)
 
 
 _INDEX_PUT = register_op("index_put", decomposition=_index_put_decomp, backward=_index_put_bw, saves=(), group="index")
@@ -1048,18 +1024,17 @@ def index_put_(self, indices, values, accumulate: bool = False):
     if not ind:
         return self.copy_(values) if not accumulate else self.add_(values)
     values = _check_put_values(self, ind, values, "index_put_")
-    return inplace(_INDEX_PUT, self, self._device, (self, ind, values, bool(accumulate)), (self, values), 0)
+    return W.write_direct(_INDEX_PUT, self, self._device, (self, ind, values, bool(accumulate)), (self, values), 0)
 
 
 def _values_for(x, values, op):
-    from .. import _factory
     if isinstance(values, Tensor):
         if values._dtype is not x._dtype:
             values = values.to(x._dtype)
         if values._device is not x._device:
             values = values.to(x._device)
         return values
-    return _factory.full((), values, dtype=x._dtype, device=x._device)
+    return CR.full((), values, dtype=x._dtype, device=x._device)
 
 
 # -- __getitem__ / __setitem__ -------------------------------------------------------------------
@@ -1078,7 +1053,6 @@ def _is_int_index(k) -> bool:
 
 def _parse(x, key):
     """Apply the basic part of ``key`` as views; return (view, advanced indices or None)."""
-    from .views import select, slice_dim, unsqueeze
     if not isinstance(key, tuple):
         key = tuple(key) if _list_as_tuple(key) else (key,)
     consumed = 0
@@ -1100,29 +1074,29 @@ def _parse(x, key):
     adv = {}
     for k in key:
         if k is None:
-            v = unsqueeze(v, d)
+            v = V.unsqueeze(v, d)
             d += 1
         elif k is Ellipsis:
             d += x.dim() - consumed
         elif isinstance(k, bool):
-            v = unsqueeze(v, d)
+            v = V.unsqueeze(v, d)
             if not k:
-                v = slice_dim(v, d, 0, 0, 1)
+                v = V.slice_dim(v, d, 0, 0, 1)
             d += 1
         elif _is_int_index(k):
-            v = select(v, d, int(k))
+            v = V.select(v, d, int(k))
         elif isinstance(k, slice):
             step = 1 if k.step is None else _int_of(k.step)
             if step <= 0:
                 raise ValueError("step must be greater than zero")
-            v = slice_dim(v, d, None if k.start is None else _int_of(k.start), None if k.stop is None else _int_of(k.stop), step)
+            v = V.slice_dim(v, d, None if k.start is None else _int_of(k.start), None if k.stop is None else _int_of(k.stop), step)
             d += 1
         elif isinstance(k, (Tensor, list, np.ndarray, tuple)):
             t = k if isinstance(k, Tensor) else _as_index(np.asarray(k) if not isinstance(k, list) else k, "index", x._device)
             if t._dtype is D.bool and t.dim() == 0:
-                v = unsqueeze(v, d)
+                v = V.unsqueeze(v, d)
                 if not bool(t.item()):
-                    v = slice_dim(v, d, 0, 0, 1)
+                    v = V.slice_dim(v, d, 0, 0, 1)
                 d += 1
                 continue
             adv[d] = t
@@ -1155,11 +1129,10 @@ def _int_of(v):
 def getitem(x: Tensor, key):
     """``x[key]``: views for ints, slices, None and Ellipsis; a copy with advanced indices."""
     if key.__class__ is int:
-        from .views import select
         if x.dim() == 0:
             raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` in "
                              "C++ to convert a 0-dim tensor to a number")
-        return select(x, 0, key)
+        return V.select(x, 0, key)
     v, ind = _parse(x, key)
     if ind is None:
         return v
@@ -1184,4 +1157,4 @@ def setitem(x: Tensor, key, value) -> None:
         v.copy_(vals)
         return
     vals = _check_put_values(v, ind, vals, "index_put_")
-    inplace(_INDEX_PUT, v, v._device, (v, ind, vals, False), (v, vals), 0)
+    W.write_direct(_INDEX_PUT, v, v._device, (v, ind, vals, False), (v, vals), 0)

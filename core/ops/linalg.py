@@ -6,8 +6,14 @@ import re
 from .. import _dtype as D
 from .._tensor import Tensor
 from . import _args as U
-from .elementwise import _tensor_arg, write_out
 from .registry import dispatch, register_op
+from . import creation as CR
+from . import shape as SH
+from . import writes as W
+
+__all__ = ["addbmm", "addbmm_", "addmm", "addmm_", "addmv", "addmv_", "addr", "addr_", "baddbmm", "baddbmm_", "bmm",
+           "chain_matmul", "cross", "diag", "diag_embed", "diagflat", "dot", "einsum", "ger", "inner", "kron",
+           "matmul", "matrix_power", "mm", "mv", "outer", "tensordot", "trace", "vdot"]
 
 
 def _matmul_bw(ctx, g):
@@ -47,8 +53,8 @@ def _check_mm_dtypes(a, b, op):
 
 def matmul(input, other, *, out=None):
     """Matrix product with numpy's rules: 1-D operands are promoted, batch dims broadcast."""
-    a = _tensor_arg(input, "matmul")
-    b = _tensor_arg(other, "matmul")
+    a = U.tensor_arg(input, "matmul")
+    b = U.tensor_arg(other, "matmul")
     na, nb = a.dim(), b.dim()
     if na == 0 or nb == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {na}D and {nb}D")
@@ -69,7 +75,7 @@ def matmul(input, other, *, out=None):
     if na > 2 or nb > 2:
         U.broadcast_shapes(a._shape[:-2] if na > 1 else (), b._shape[:-2] if nb > 1 else (), "matmul")
     r = dispatch(_MATMUL, dev, (a, b), (a, b))
-    return r if out is None else write_out(out, r, "matmul")
+    return r if out is None else W.write_out(out, r, "matmul")
 
 
 def mm(input, mat2, *, out=None):
@@ -115,7 +121,7 @@ def inner(input, other, *, out=None):
         r = matmul(input, other.mT if other.dim() > 1 else other)
     else:
         r = tensordot(input, other, ([-1], [-1]))
-    return r if out is None else write_out(out, r, "inner")
+    return r if out is None else W.write_out(out, r, "inner")
 
 
 def outer(input, vec2, *, out=None):
@@ -123,7 +129,7 @@ def outer(input, vec2, *, out=None):
     if input.dim() != 1 or vec2.dim() != 1:
         raise RuntimeError(f"outer: expected 1-D tensors, got {input.dim()}D and {vec2.dim()}D")
     r = input.unsqueeze(1) * vec2.unsqueeze(0)
-    return r if out is None else write_out(out, r, "outer")
+    return r if out is None else W.write_out(out, r, "outer")
 
 
 ger = outer
@@ -137,41 +143,40 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * (mat1 @ mat2)``."""
     p = _scaled(mm(mat1, mat2), alpha)
     r = p if beta == 0 else p + _scaled(input, beta)
-    return r if out is None else write_out(out, r, "addmm")
+    return r if out is None else W.write_out(out, r, "addmm")
 
 
 def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * (mat @ vec)``."""
     p = _scaled(mv(mat, vec), alpha)
     r = p if beta == 0 else p + _scaled(input, beta)
-    return r if out is None else write_out(out, r, "addmv")
+    return r if out is None else W.write_out(out, r, "addmv")
 
 
 def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * outer(vec1, vec2)``."""
     p = _scaled(outer(vec1, vec2), alpha)
     r = p if beta == 0 else p + _scaled(input, beta)
-    return r if out is None else write_out(out, r, "addr")
+    return r if out is None else W.write_out(out, r, "addr")
 
 
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * (batch1 @ batch2)``."""
     p = _scaled(bmm(batch1, batch2), alpha)
     r = p if beta == 0 else p + _scaled(input, beta)
-    return r if out is None else write_out(out, r, "baddbmm")
+    return r if out is None else W.write_out(out, r, "baddbmm")
 
 
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * sum_b(batch1[b] @ batch2[b])``."""
     p = _scaled(bmm(batch1, batch2).sum(0), alpha)
     r = p if beta == 0 else p + _scaled(input, beta)
-    return r if out is None else write_out(out, r, "addbmm")
+    return r if out is None else W.write_out(out, r, "addbmm")
 
 
 def _inplace_of(fn, name):
     def method(self, *args, **kwargs):
-        from .elementwise import write_back
-        return write_back(self, fn(self, *args, **kwargs), name)
+        return W.write_back(self, fn(self, *args, **kwargs), name)
     method.__name__ = name
     method.__doc__ = f"In-place :func:`{fn.__name__}`."
     return method
@@ -193,8 +198,7 @@ def matrix_power(input, n: int):
     if n < 0:
         raise NotImplementedError("matrix_power: negative powers need a matrix inverse, which ember does not have yet")
     if n == 0:
-        from .. import _factory
-        eye = _factory.eye(input._shape[-1], dtype=input._dtype, device=input._device)
+        eye = CR.eye(input._shape[-1], dtype=input._dtype, device=input._device)
         return eye.expand(input._shape).clone()
     result, base = None, input
     while n:  # square-and-multiply
@@ -216,7 +220,7 @@ def chain_matmul(*matrices, out=None):
     for m in matrices[1:]:
         r = mm(r, m)
     r = r.clone() if len(matrices) == 1 else r
-    return r if out is None else write_out(out, r, "chain_matmul")
+    return r if out is None else W.write_out(out, r, "chain_matmul")
 
 
 def tensordot(a, b, dims=2, out=None):
@@ -254,13 +258,13 @@ def tensordot(a, b, dims=2, out=None):
     A = a.permute(fa + da).reshape(ma, k)
     B = b.permute(db + fb).reshape(k, nb)
     r = mm(A, B).reshape([a._shape[d] for d in fa] + [b._shape[d] for d in fb])
-    return r if out is None else write_out(out, r, "tensordot")
+    return r if out is None else W.write_out(out, r, "tensordot")
 
 
 def kron(input, other, *, out=None):
     """Kronecker product."""
     r = _kron(input, other)
-    return r if out is None else write_out(out, r, "kron")
+    return r if out is None else W.write_out(out, r, "kron")
 
 
 def _kron(input, other):
@@ -291,7 +295,7 @@ def diag(input, diagonal: int = 0, *, out=None):
         r = input.diagonal(diagonal).clone()
     else:
         raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {input.dim()}D")
-    return r if out is None else write_out(out, r, "diag")
+    return r if out is None else W.write_out(out, r, "diag")
 
 
 def diag_embed(input, offset: int = 0, dim1: int = -2, dim2: int = -1):
@@ -459,6 +463,5 @@ def cross(input, other, dim=None, *, out=None):
                            f"{size_at(other)}")
     a0, a1, a2 = input.expand(shape).unbind(d)
     b0, b1, b2 = other.expand(shape).unbind(d)
-    from .shape import stack
-    r = stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], d)
-    return r if out is None else write_out(out, r, "cross")
+    r = SH.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], d)
+    return r if out is None else W.write_out(out, r, "cross")

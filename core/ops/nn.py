@@ -22,6 +22,18 @@ from .. import _state
 from .._tensor import Tensor, _wrap_dim
 from . import _args as U
 from .registry import dispatch, register_op
+from . import arithmetic as A
+from . import comparison as CMP
+from . import creation as CR
+from . import indexing as IX
+from . import linalg as LA
+from . import pointwise as PW
+from . import random as RNG
+from . import reduction as R
+from . import unary as UN
+from . import views as V
+
+__all__ = ["dropout", "log_softmax", "softmax"]
 
 _grad = _state.grad
 
@@ -44,34 +56,27 @@ def _float_input(x: Tensor, op: str) -> Tensor:
 # -- softmax, log_softmax ---------------------------------------------------------------------------
 
 def _softmax_decomp(x, dim):
-    from .elementwise import exp
-    from .reduction import amax, sum
-    m = amax(x, (dim,), True)
-    e = exp(x - m)
-    return e / sum(e, (dim,), True)
+    m = R.amax(x, (dim,), True)
+    e = UN.exp(x - m)
+    return e / R.sum(e, (dim,), True)
 
 
 def _softmax_bw(ctx, g):
-    from .reduction import sum
     dim = ctx.args[1]
     y = ctx.out
     gy = g * y
-    return (gy - y * sum(gy, (dim,), True),)
+    return (gy - y * R.sum(gy, (dim,), True),)
 
 
 def _log_softmax_decomp(x, dim):
-    from .elementwise import exp, log
-    from .reduction import amax, sum
-    m = amax(x, (dim,), True)
+    m = R.amax(x, (dim,), True)
     s = x - m
-    return s - log(sum(exp(s), (dim,), True))
+    return s - UN.log(R.sum(UN.exp(s), (dim,), True))
 
 
 def _log_softmax_bw(ctx, g):
-    from .elementwise import exp
-    from .reduction import sum
     dim = ctx.args[1]
-    return (g - exp(ctx.out) * sum(g, (dim,), True),)
+    return (g - UN.exp(ctx.out) * R.sum(g, (dim,), True),)
 
 
 SOFTMAX = register_op("softmax", decomposition=_softmax_decomp, backward=_softmax_bw, saves=(), save_output=True,
@@ -112,58 +117,51 @@ def _threshold_backward_decomp(g, y, threshold):
 
 THRESHOLD_BACKWARD = register_op(
     "threshold_backward", decomposition=_threshold_backward_decomp,
-    backward=lambda ctx, gg: (_threshold_backward(gg, ctx.args[1], ctx.args[2]),), saves=(), group="nn",
+    backward=lambda ctx, gg: (threshold_backward(gg, ctx.args[1], ctx.args[2]),), saves=(), group="nn",
     doc="g where y > threshold, else 0 (the gradient of relu/threshold; one pass, no mask cast)")
 
 
-def _threshold_backward(g, y, threshold=0):
+def threshold_backward(g, y, threshold=0):
     return dispatch(THRESHOLD_BACKWARD, g._device, (g, y, threshold), (g,))
 
 
 # -- nll loss -------------------------------------------------------------------------------------------
 
 def _nll_parts(logp, target, weight, ignore_index):
-    from .elementwise import ne, where
-    from .indexing import gather, index_select
-    valid = ne(target, ignore_index)
-    safe = where(valid, target, 0)
-    picked = gather(logp, 1, safe.unsqueeze(1)).squeeze(1)
+    valid = CMP.ne(target, ignore_index)
+    safe = PW.where(valid, target, 0)
+    picked = IX.gather(logp, 1, safe.unsqueeze(1)).squeeze(1)
     w = valid.to(logp._dtype)
     if weight is not None:
-        w = w * index_select(weight, 0, safe)
+        w = w * IX.index_select(weight, 0, safe)
     return picked, w, safe
 
 
 def _nll_decomp(logp, target, weight, reduction, ignore_index):
-    from .reduction import sum
     picked, w, _ = _nll_parts(logp, target, weight, ignore_index)
     loss = -(picked * w)
     if reduction == "none":
         return loss
     if reduction == "sum":
-        return sum(loss, (0,), False)
-    return sum(loss, (0,), False) / sum(w, (0,), False)
+        return R.sum(loss, (0,), False)
+    return R.sum(loss, (0,), False) / R.sum(w, (0,), False)
 
 
 def _nll_bw(ctx, g):
-    from .. import _factory
-    from .elementwise import ne, where
-    from .indexing import index_select, scatter_add
-    from .reduction import sum
     logp, target, weight, reduction, ignore_index = ctx.args
-    valid = ne(target, ignore_index)
-    safe = where(valid, target, 0)
+    valid = CMP.ne(target, ignore_index)
+    safe = PW.where(valid, target, 0)
     w = valid.to(g._dtype)
     if weight is not None:
-        w = w * index_select(weight, 0, safe)
+        w = w * IX.index_select(weight, 0, safe)
     if reduction == "mean":
-        coef = -(w / sum(w, (0,), False)) * g
+        coef = -(w / R.sum(w, (0,), False)) * g
     elif reduction == "sum":
         coef = -w * g
     else:
         coef = -w * g
-    z = _factory.zeros(logp.shape, dtype=g._dtype, device=g._device)
-    return (scatter_add(z, 1, safe.unsqueeze(1), coef.unsqueeze(1)),)
+    z = CR.zeros(logp.shape, dtype=g._dtype, device=g._device)
+    return (IX.scatter_add(z, 1, safe.unsqueeze(1), coef.unsqueeze(1)),)
 
 
 NLL_LOSS = register_op("nll_loss", decomposition=_nll_decomp, backward=_nll_bw, saves=(), group="nn",
@@ -178,25 +176,22 @@ def _nll_loss(logp: Tensor, target: Tensor, weight, reduction: str, ignore_index
 # -- linear ------------------------------------------------------------------------------------------------
 
 def _linear_decomp(x, w, b):
-    from .linalg import matmul
-    r = matmul(x, w.t())
+    r = LA.matmul(x, w.t())
     return r if b is None else r + b
 
 
 def _linear_bw(ctx, g):
-    from .linalg import matmul
-    from .reduction import sum
     x, w, b = ctx.args
     need = ctx.needs_input_grad
-    gx = matmul(g, w) if need[0] else None
+    gx = LA.matmul(g, w) if need[0] else None
     gw = gb = None
     if need[1] or (b is not None and need[2]):
         g2 = g.reshape(-1, g.shape[-1]) if g.dim() != 2 else g
         if need[1]:
             x2 = x.reshape(-1, x.shape[-1]) if x.dim() != 2 else x
-            gw = matmul(g2.t(), x2)
+            gw = LA.matmul(g2.t(), x2)
         if b is not None and need[2]:
-            gb = sum(g2, (0,), False)
+            gb = R.sum(g2, (0,), False)
     return (gx, gw) if b is None else (gx, gw, gb)
 
 
@@ -226,9 +221,8 @@ def _pad_geometry(shape, pad):
 
 
 def _constant_pad_decomp(x, pad, value):
-    from .. import _factory
     out_shape, lohi = _pad_geometry(x._shape, pad)
-    out = _factory.full(out_shape, value, dtype=x._dtype, device=x._device)
+    out = CR.full(out_shape, value, dtype=x._dtype, device=x._device)
     src, dst = x, out
     for d, (lo, hi) in enumerate(lohi):
         if lo < 0:
@@ -270,12 +264,11 @@ def _sym_pad(padding) -> tuple:
 
 def _windows(xp, kernel, dilation, stride, out_sp):
     """View (N, C, *kernel, *out) of the (padded, contiguous) ``xp``."""
-    from .views import as_strided
     st = xp._stride
     nsp = len(kernel)
     size = xp._shape[:2] + tuple(kernel) + tuple(out_sp)
     stride_ = st[:2] + tuple(st[2 + i] * dilation[i] for i in range(nsp)) + tuple(st[2 + i] * stride[i] for i in range(nsp))
-    return as_strided(xp, size, stride_, xp._offset)
+    return V.as_strided(xp, size, stride_, xp._offset)
 
 
 def _conv_out(size, k, s, p, d):
@@ -297,14 +290,13 @@ def _im2col_bw(ctx, g):
 
 
 def _col2im_decomp(cols, out_sp, kernel, dilation, padding, stride):
-    from .. import _factory
     nsp = len(kernel)
     N = cols._shape[0]
     K = _prod(kernel)
     C = cols._shape[1] // K
     L_sp = tuple(_conv_out(out_sp[i], kernel[i], stride[i], padding[i], dilation[i]) for i in range(nsp))
     padded = tuple(out_sp[i] + 2 * padding[i] for i in range(nsp))
-    out = _factory.zeros((N, C) + padded, dtype=cols._dtype, device=cols._device)
+    out = CR.zeros((N, C) + padded, dtype=cols._dtype, device=cols._device)
     c = cols.reshape((N, C) + tuple(kernel) + L_sp)
     for kk in itertools.product(*(range(k) for k in kernel)):
         dst = out
@@ -348,7 +340,6 @@ def _col2im(cols, out_sp, kernel, dilation, padding, stride):
 # derivatives of any order stay inside this family (as PyTorch's convolution_backward).
 
 def _conv_decomp(x, w, b, stride, padding, dilation, groups):
-    from .linalg import matmul
     N = x._shape[0]
     Cout = w._shape[0]
     kernel = w._shape[2:]
@@ -358,7 +349,7 @@ def _conv_decomp(x, w, b, stride, padding, dilation, groups):
     G = groups
     cols = cols.reshape(N, G, cols._shape[1] // G, cols._shape[2])
     wg = w.reshape(G, Cout // G, -1)
-    out = matmul(wg, cols).reshape((N, Cout) + out_sp)
+    out = LA.matmul(wg, cols).reshape((N, Cout) + out_sp)
     if b is not None:
         out = out + b.reshape((1, Cout) + (1,) * nsp)
     return out
@@ -371,8 +362,7 @@ def _transpose_out_pad(in_sp, out_sp, kernel, stride, padding, dilation):
 
 
 def _bias_grad(g):
-    from .reduction import sum
-    return sum(g, (0,) + tuple(range(2, g.dim())), False)
+    return R.sum(g, (0,) + tuple(range(2, g.dim())), False)
 
 
 def _conv_backward_decomp(g, x, w, stride, padding, dilation, groups, output_mask):
@@ -401,7 +391,6 @@ def _conv_bw(ctx, g):
 
 
 def _conv_transpose_decomp(x, w, b, stride, padding, output_padding, dilation, groups):
-    from .linalg import matmul
     N, Cin = x._shape[:2]
     kernel = w._shape[2:]
     nsp = len(kernel)
@@ -412,7 +401,7 @@ def _conv_transpose_decomp(x, w, b, stride, padding, output_padding, dilation, g
                    for i in range(nsp))
     xg = x.reshape(N, G, Cin // G, _prod(in_sp))
     wg = w.reshape(G, Cin // G, -1).transpose(1, 2)  # (G, Cout/G*K, Cin/G)
-    cols = matmul(wg, xg).reshape(N, Cout * _prod(kernel), _prod(in_sp))
+    cols = LA.matmul(wg, xg).reshape(N, Cout * _prod(kernel), _prod(in_sp))
     out = _col2im_decomp(cols, out_sp, kernel, dilation, padding, stride)
     if b is not None:
         out = out + b.reshape((1, Cout) + (1,) * nsp)
@@ -433,8 +422,6 @@ def _conv_transpose_bw(ctx, g):
 
 
 def _conv_weight_grad_decomp(x, g, wshape, stride, padding, dilation, groups):
-    from .linalg import matmul
-    from .reduction import sum
     N = x._shape[0]
     kernel = tuple(wshape[2:])
     G = groups
@@ -442,7 +429,7 @@ def _conv_weight_grad_decomp(x, g, wshape, stride, padding, dilation, groups):
     cols = _im2col_decomp(x, kernel, dilation, padding, stride)  # (N, Cin*K, L)
     cols = cols.reshape(N, G, cols._shape[1] // G, cols._shape[2])
     gg = g.reshape(N, G, Cout // G, -1)
-    return sum(matmul(gg, cols.transpose(2, 3)), (0,), False).reshape(tuple(wshape))
+    return R.sum(LA.matmul(gg, cols.transpose(2, 3)), (0,), False).reshape(tuple(wshape))
 
 
 def _conv_weight_grad_bw(ctx, gw):
@@ -515,9 +502,6 @@ def _pool_windows(x, kernel, stride, padding, dilation, out_sp, fill):
 
 
 def _max_pool_decomp(x, kernel, stride, padding, dilation, ceil_mode):
-    from .. import _factory
-    from .elementwise import add, mul, remainder
-    from .reduction import max as _max
     nsp = len(kernel)
     in_sp = x._shape[2:]
     out_sp = tuple(_pool_out(in_sp[i], kernel[i], stride[i], padding[i], dilation[i], ceil_mode) for i in range(nsp))
@@ -526,17 +510,17 @@ def _max_pool_decomp(x, kernel, stride, padding, dilation, ceil_mode):
     K = _prod(kernel)
     perm = (0, 1) + tuple(range(2 + nsp, 2 + 2 * nsp)) + tuple(range(2, 2 + nsp))
     w = w.permute(perm).reshape(x._shape[:2] + out_sp + (K,))
-    vals, arg = _max(w, -1)
+    vals, arg = R.max(w, -1)
     # window-local argmax -> flat index into the unpadded input's spatial dims
     flat = None
     rem = arg
     for i in range(nsp):
         kin = _prod(kernel[i + 1:])
         ki = rem // kin if kin > 1 else rem
-        rem = remainder(rem, kin) if kin > 1 else rem
-        o = _factory.arange(out_sp[i], device=x._device).reshape((out_sp[i],) + (1,) * (nsp - 1 - i))
-        coord = add(mul(o, stride[i]) - padding[i], mul(ki, dilation[i]))
-        flat = coord if flat is None else add(mul(flat, in_sp[i]), coord)
+        rem = A.remainder(rem, kin) if kin > 1 else rem
+        o = CR.arange(out_sp[i], device=x._device).reshape((out_sp[i],) + (1,) * (nsp - 1 - i))
+        coord = A.add(A.mul(o, stride[i]) - padding[i], A.mul(ki, dilation[i]))
+        flat = coord if flat is None else A.add(A.mul(flat, in_sp[i]), coord)
     return vals, flat
 
 
@@ -548,18 +532,15 @@ def _max_pool_bw(ctx, grads):
 
 
 def _max_pool_backward_decomp(g, idx, in_shape):
-    from .. import _factory
-    from .indexing import scatter_add
     N, C = in_shape[:2]
-    z = _factory.zeros((N, C, _prod(in_shape[2:])), dtype=g._dtype, device=g._device)
-    return scatter_add(z, 2, idx.reshape(N, C, -1), g.reshape(N, C, -1)).reshape(tuple(in_shape))
+    z = CR.zeros((N, C, _prod(in_shape[2:])), dtype=g._dtype, device=g._device)
+    return IX.scatter_add(z, 2, idx.reshape(N, C, -1), g.reshape(N, C, -1)).reshape(tuple(in_shape))
 
 
 def _max_pool_backward_bw(ctx, gg):
-    from .indexing import gather
     g, idx, in_shape = ctx.args
     N, C = in_shape[:2]
-    return (gather(gg.reshape(N, C, -1), 2, idx.reshape(N, C, -1)).reshape(idx.shape),)
+    return (IX.gather(gg.reshape(N, C, -1), 2, idx.reshape(N, C, -1)).reshape(idx.shape),)
 
 
 MAX_POOL = register_op("max_pool", decomposition=_max_pool_decomp, backward=_max_pool_bw, saves=(), save_output=True,
@@ -597,25 +578,23 @@ def _avg_divisor(in_sp, out_sp, kernel, stride, padding, ceil_mode, count_includ
 
 
 def _divisor_tensor(per_dim, divisor_override, dtype, dev):
-    from .. import _factory
     if per_dim is None:
         return float(divisor_override)
     nsp = len(per_dim)
     d = None
     for i, sizes in enumerate(per_dim):
-        t = _factory.tensor(sizes, dtype=dtype, device=dev).reshape((len(sizes),) + (1,) * (nsp - 1 - i))
+        t = CR.tensor(sizes, dtype=dtype, device=dev).reshape((len(sizes),) + (1,) * (nsp - 1 - i))
         d = t if d is None else d * t
     return d
 
 
 def _avg_pool_decomp(x, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override):
-    from .reduction import sum
     nsp = len(kernel)
     in_sp = x._shape[2:]
     ones = (1,) * nsp
     out_sp = tuple(_pool_out(in_sp[i], kernel[i], stride[i], padding[i], 1, ceil_mode) for i in range(nsp))
     w = _pool_windows(x, kernel, stride, padding, ones, out_sp, 0.0)
-    s = sum(w, tuple(range(2, 2 + nsp)), False)
+    s = R.sum(w, tuple(range(2, 2 + nsp)), False)
     per = _avg_divisor(in_sp, out_sp, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override)
     return s / _divisor_tensor(per, divisor_override, x._dtype, x._device)
 
@@ -626,7 +605,6 @@ def _avg_pool_bw(ctx, g):
 
 
 def _avg_pool_backward_decomp(g, in_shape, kernel, stride, padding, ceil_mode, cip, dov):
-    from .. import _factory
     nsp = len(kernel)
     in_sp = tuple(in_shape[2:])
     out_sp = g._shape[2:]
@@ -634,7 +612,7 @@ def _avg_pool_backward_decomp(g, in_shape, kernel, stride, padding, ceil_mode, c
     gd = g / _divisor_tensor(per, dov, g._dtype, g._device)
     right = _pool_pads(in_sp, out_sp, kernel, stride, padding, (1,) * nsp)
     padded = tuple(in_sp[i] + padding[i] + right[i] for i in range(nsp))
-    out = _factory.zeros(tuple(in_shape[:2]) + padded, dtype=g._dtype, device=g._device)
+    out = CR.zeros(tuple(in_shape[:2]) + padded, dtype=g._dtype, device=g._device)
     for kk in itertools.product(*(range(k) for k in kernel)):
         dst = out
         for i in range(nsp):
@@ -676,12 +654,10 @@ def _avg_pool_backward(g, in_shape, kernel, stride, padding, ceil_mode, cip, dov
 # differentiable ops so that double backward is exact.
 
 def _norm_stats(x, dims, eps):
-    from .elementwise import rsqrt
-    from .reduction import mean
-    m = mean(x, dims, True)
+    m = R.mean(x, dims, True)
     c = x - m
-    var = mean(c * c, dims, True)
-    return m, rsqrt(var + eps)
+    var = R.mean(c * c, dims, True)
+    return m, UN.rsqrt(var + eps)
 
 
 def _bn_shape(x):
@@ -701,15 +677,13 @@ def _batch_norm_decomp(x, w, b, eps):
 
 def _norm_input_grad(g, xhat, dims, inv, wv, need_x):
     """Input gradient of ``xhat * w`` with ``xhat = (x - mean) * inv`` over ``dims``."""
-    from .reduction import mean
     if not need_x:
         return None
     gxhat = g if wv is None else g * wv
-    return inv * (gxhat - mean(gxhat, dims, True) - xhat * mean(gxhat * xhat, dims, True))
+    return inv * (gxhat - R.mean(gxhat, dims, True) - xhat * R.mean(gxhat * xhat, dims, True))
 
 
 def _batch_norm_bw(ctx, grads):
-    from .reduction import sum
     g = grads[0]
     x, w, b, eps = ctx.args
     need = ctx.needs_input_grad
@@ -729,19 +703,18 @@ def _batch_norm_bw(ctx, grads):
     gx = _norm_input_grad(g, xhat, dims, inv, wv, need[0])
     res = [gx]
     if w is not None:
-        res.append(sum(g * xhat, dims, False) if need[1] else None)
+        res.append(R.sum(g * xhat, dims, False) if need[1] else None)
     if b is not None:
-        res.append(sum(g, dims, False) if need[len(res)] else None)
+        res.append(R.sum(g, dims, False) if need[len(res)] else None)
     return tuple(res)
 
 
 def _batch_norm_backward_decomp(g, x, w, mean, invstd, need_w, need_b):
-    from .reduction import sum
     dims = (0,) + tuple(range(2, x.dim()))
     m, inv = mean.reshape(_bn_shape(x)), invstd.reshape(_bn_shape(x))
     xhat = (x - m) * inv
     wv = None if w is None else w.reshape(_bn_shape(x))
-    return (_norm_input_grad(g, xhat, dims, inv, wv, True), sum(g * xhat, dims, False), sum(g, dims, False))
+    return (_norm_input_grad(g, xhat, dims, inv, wv, True), R.sum(g * xhat, dims, False), R.sum(g, dims, False))
 
 
 BATCH_NORM_BACKWARD = register_op("batch_norm_backward", decomposition=_batch_norm_backward_decomp,
@@ -788,8 +761,7 @@ def _layer_norm_bw(ctx, grads):
 
 
 def _sum_lead(t, lead):
-    from .reduction import sum
-    return sum(t, lead, False) if lead else t
+    return R.sum(t, lead, False) if lead else t
 
 
 LAYER_NORM = register_op("layer_norm", decomposition=_layer_norm_decomp, backward=_layer_norm_bw, save_output=True,
@@ -804,8 +776,7 @@ def _layer_norm(x, w, b, k, eps):
 # -- embedding -------------------------------------------------------------------------------------------------------
 
 def _embedding_decomp(w, idx, padding_idx):
-    from .indexing import index_select
-    return index_select(w, 0, idx.reshape(-1)).reshape(idx._shape + (w._shape[1],))
+    return IX.index_select(w, 0, idx.reshape(-1)).reshape(idx._shape + (w._shape[1],))
 
 
 def _embedding_bw(ctx, g):
@@ -814,24 +785,20 @@ def _embedding_bw(ctx, g):
 
 
 def _embedding_backward_decomp(g, idx, num, padding_idx):
-    from .. import _factory
-    from .indexing import index_add
     D_ = g._shape[-1]
     flat = idx.reshape(-1)
     gf = g.reshape(-1, D_)
     if padding_idx is not None:
-        from .elementwise import ne
-        gf = gf * ne(flat, padding_idx).unsqueeze(1).to(g._dtype)
-    z = _factory.zeros((num, D_), dtype=g._dtype, device=g._device)
-    return index_add(z, 0, flat, gf)
+        gf = gf * CMP.ne(flat, padding_idx).unsqueeze(1).to(g._dtype)
+    z = CR.zeros((num, D_), dtype=g._dtype, device=g._device)
+    return IX.index_add(z, 0, flat, gf)
 
 
 def _embedding_backward_bw(ctx, gg):
     g, idx, num, padding_idx = ctx.args
     r = _embedding(gg, idx, None)
     if padding_idx is not None:
-        from .elementwise import ne
-        r = r * ne(idx, padding_idx).unsqueeze(-1).to(r._dtype)
+        r = r * CMP.ne(idx, padding_idx).unsqueeze(-1).to(r._dtype)
     return (r,)
 
 
@@ -856,8 +823,7 @@ def _dropout_decomp(x, p, gen):
     """(x * mask, mask) with mask = keep / (1 - p) drawn from the backend generator ``gen``."""
     t = x._device._backend.empty(x._shape, x._dtype if x._dtype.category == D._FLOAT else D.float32, x._device)
     x._device._kernels["uniform_"](t, 0.0, 1.0, gen)
-    from .elementwise import ge
-    mask = ge(t, p).to(x._dtype) * (1.0 / (1.0 - p))
+    mask = CMP.ge(t, p).to(x._dtype) * (1.0 / (1.0 - p))
     return x * mask, mask
 
 
@@ -872,8 +838,7 @@ DROPOUT = register_op("dropout", decomposition=_dropout_decomp, backward=_dropou
 
 
 def _dropout(x, p, generator=None):
-    from .._random import _gen_for
-    out, _ = dispatch(DROPOUT, x._device, (x, float(p), _gen_for(x, generator)), (x,))
+    out, _ = dispatch(DROPOUT, x._device, (x, float(p), RNG._gen_for(x, generator)), (x,))
     return out
 
 

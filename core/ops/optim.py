@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from .. import _state
 from .registry import register_op
+from . import arithmetic as A
+from . import pointwise as PW
 
 _grad = _state.grad
 
@@ -89,11 +91,10 @@ def adam_update(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps, lr
 
 
 def _maximum_into(dst, other) -> None:
-    from .elementwise import maximum
     if _grad.enabled:
-        dst.copy_(maximum(dst.clone(), other))
+        dst.copy_(A.maximum(dst.clone(), other))
     else:
-        maximum(dst, other, out=dst)
+        A.maximum(dst, other, out=dst)
 
 
 # -- Adamax ---------------------------------------------------------------------------------------
@@ -245,7 +246,6 @@ def rprop_update(params, grads, prevs, step_sizes, steps, etaminus: float, etapl
                  step_size_max: float, maximize: bool) -> None:
     """Rprop: per-element step sizes grow by ``etaplus`` while the gradient keeps its sign and
     shrink by ``etaminus`` when it flips (that step is then skipped)."""
-    from .elementwise import where
     for i, p in enumerate(params):
         g = _neg_if(grads[i], maximize)
         prev, step_size = prevs[i], step_sizes[i]
@@ -253,11 +253,11 @@ def rprop_update(params, grads, prevs, step_sizes, steps, etaminus: float, etapl
         prod = g.mul(prev)
         sign = prod.sign()
         # in PyTorch's order, so that NaN signs stay NaN
-        sign = where(sign.gt(0), etaplus, sign)
-        sign = where(sign.lt(0), etaminus, sign)
-        sign = where(sign.eq(0), 1.0, sign)
+        sign = PW.where(sign.gt(0), etaplus, sign)
+        sign = PW.where(sign.lt(0), etaminus, sign)
+        sign = PW.where(sign.eq(0), 1.0, sign)
         step_size.mul_(sign).clamp_(step_size_min, step_size_max)
-        g = where(prod.lt(0), 0.0, g)  # the sign flipped: no step, and no flip test next time
+        g = PW.where(prod.lt(0), 0.0, g)  # the sign flipped: no step, and no flip test next time
         p.addcmul_(g.sign(), step_size, value=-1)
         prev.copy_(g)
 

@@ -8,8 +8,21 @@ from .. import _dtype as D
 from .. import return_types as RT
 from .._tensor import Tensor, _wrap_dim
 from . import _args as U
-from .elementwise import _cast, _tensor_arg, write_out
 from .registry import dispatch, register_op
+from . import arithmetic as A
+from . import comparison as CMP
+from . import copy as CP
+from . import creation as CR
+from . import indexing as IX
+from . import pointwise as PW
+from . import shape as SH
+from . import unary as UN
+from . import writes as W
+
+__all__ = ["all", "amax", "amin", "aminmax", "any", "argmax", "argmin", "count_nonzero", "cummax", "cummin",
+           "cumprod", "cumprod_", "cumsum", "cumsum_", "logcumsumexp", "logsumexp", "max", "mean", "median", "min",
+           "mode", "nanmean", "nanmedian", "nansum", "norm", "prod", "std", "std_mean", "sum", "sum_to_size", "var",
+           "var_mean"]
 
 _FLOAT = D._FLOAT
 
@@ -33,8 +46,7 @@ def _out(r, out, op):
     """Write ``r`` (a tensor or a tuple of them) into the user's ``out=``."""
     if out is None:
         return r
-    from .elementwise import write_out_tuple
-    return write_out(out, r, op) if isinstance(r, Tensor) else write_out_tuple(out, r, op)
+    return W.write_out(out, r, op) if isinstance(r, Tensor) else W.write_out_tuple(out, r, op)
 
 
 # -- sum, mean, prod ------------------------------------------------------------------------------
@@ -48,7 +60,7 @@ _SUM = register_op("sum", group="reduce", saves=(), backward=_sum_bw)
 
 
 def _prep_reduce(input, dim, op):
-    x = _tensor_arg(input, op)
+    x = U.tensor_arg(input, op)
     return x, U.dims_arg(dim, len(x._shape), op)
 
 
@@ -58,11 +70,11 @@ def sum(input, dim=None, keepdim: bool = False, *, dtype=None, out=None):
     if dtype is not None:
         dt = D.to_dtype(dtype)
         if dt is not x._dtype:
-            x = _cast(x, dt)
+            x = CP.cast(x, dt)
     elif x._dtype.category < _FLOAT and x._dtype is not D.int64:
-        x = _cast(x, D.int64)
+        x = CP.cast(x, D.int64)
     r = dispatch(_SUM, x._device, (x, dims, bool(keepdim)), (x,))
-    return r if out is None else write_out(out, r, "sum")
+    return r if out is None else W.write_out(out, r, "sum")
 
 
 def _mean_decomp(x, dims, keepdim):
@@ -84,43 +96,40 @@ def mean(input, dim=None, keepdim: bool = False, *, dtype=None, out=None):
     """Arithmetic mean over ``dim``; floating inputs only (or give ``dtype``)."""
     x, dims = _prep_reduce(input, dim, "mean")
     if dtype is not None:
-        x = _cast(x, D.to_dtype(dtype)) if D.to_dtype(dtype) is not x._dtype else x
+        x = CP.cast(x, D.to_dtype(dtype)) if D.to_dtype(dtype) is not x._dtype else x
     if x._dtype.category != _FLOAT:
         raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a floating point or complex "
                            f"dtype. Got: {_T(x._dtype)}")
     r = dispatch(_MEAN, x._device, (x, dims, bool(keepdim)), (x,))
-    return r if out is None else write_out(out, r, "mean")
+    return r if out is None else W.write_out(out, r, "mean")
 
 
 def _T(dt):
-    from .elementwise import _tname
-    return _tname(dt)
+    return U.type_name(dt)
 
 
 def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     """Sum treating NaN as zero."""
-    x = _tensor_arg(input, "nansum")
+    x = U.tensor_arg(input, "nansum")
     if x._dtype.category == _FLOAT:
         x = _zero_nan(x)
     return sum(x, dim, keepdim, dtype=dtype, out=out)
 
 
 def _zero_nan(x):
-    from .elementwise import isnan, where
-    return where(isnan(x), 0.0, x)
+    return PW.where(CMP.isnan(x), 0.0, x)
 
 
 def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     """Mean over the non-NaN values."""
-    from .elementwise import isnan, logical_not
-    x = _tensor_arg(input, "nanmean")
+    x = U.tensor_arg(input, "nanmean")
     if dtype is not None and D.to_dtype(dtype) is not x._dtype:
-        x = _cast(x, D.to_dtype(dtype))
+        x = CP.cast(x, D.to_dtype(dtype))
     if x._dtype.category != _FLOAT:
         raise RuntimeError(f"nanmean(): expected input to have floating point dtype but got {_T(x._dtype)}")
-    cnt = sum(logical_not(isnan(x)), dim, keepdim).to(x._dtype)
+    cnt = sum(CMP.logical_not(CMP.isnan(x)), dim, keepdim).to(x._dtype)
     r = sum(_zero_nan(x), dim, keepdim) / cnt
-    return r if out is None else write_out(out, r, "nanmean")
+    return r if out is None else W.write_out(out, r, "nanmean")
 
 
 def _prod_bw(ctx, g):
@@ -151,13 +160,11 @@ def _inv(p):
 
 
 def _cat(ts, dim):
-    from .shape import cat
-    return cat(ts, dim)
+    return SH.cat(ts, dim)
 
 
 def _flip(x, dims):
-    from .shape import flip
-    return flip(x, dims)
+    return SH.flip(x, dims)
 
 
 _PROD = register_op("prod", group="reduce", backward=_prod_bw)
@@ -165,18 +172,18 @@ _PROD = register_op("prod", group="reduce", backward=_prod_bw)
 
 def prod(input, dim=None, keepdim: bool = False, *, dtype=None, out=None):
     """Product over ``dim`` (one dim, or all when None)."""
-    x = _tensor_arg(input, "prod")
+    x = U.tensor_arg(input, "prod")
     if isinstance(dim, (tuple, list)):
         raise TypeError("prod(): argument 'dim' must be int, not tuple")
     dims = U.dims_arg(dim, len(x._shape), "prod")
     if dtype is not None:
         dt = D.to_dtype(dtype)
         if dt is not x._dtype:
-            x = _cast(x, dt)
+            x = CP.cast(x, dt)
     elif x._dtype.category < _FLOAT and x._dtype is not D.int64:
-        x = _cast(x, D.int64)
+        x = CP.cast(x, D.int64)
     r = dispatch(_PROD, x._device, (x, dims, bool(keepdim)), (x,))
-    return r if out is None else write_out(out, r, "prod")
+    return r if out is None else W.write_out(out, r, "prod")
 
 
 # -- max / min ----------------------------------------------------------------------------------
@@ -211,25 +218,25 @@ def _no_dim(dim) -> bool:
 
 def amax(input, dim=(), keepdim: bool = False, *, out=None):
     """Maximum over ``dim`` (all when empty); gradient shared evenly between ties."""
-    x = _tensor_arg(input, "amax")
+    x = U.tensor_arg(input, "amax")
     dims = U.dims_arg(None if _no_dim(dim) else dim, len(x._shape), "amax")
     _check_nonempty(x, dims, "amax", not _no_dim(dim))
     r = dispatch(_AMAX, x._device, (x, dims, bool(keepdim)), (x,))
-    return r if out is None else write_out(out, r, "amax")
+    return r if out is None else W.write_out(out, r, "amax")
 
 
 def amin(input, dim=(), keepdim: bool = False, *, out=None):
     """Minimum over ``dim`` (all when empty)."""
-    x = _tensor_arg(input, "amin")
+    x = U.tensor_arg(input, "amin")
     dims = U.dims_arg(None if _no_dim(dim) else dim, len(x._shape), "amin")
     _check_nonempty(x, dims, "amin", not _no_dim(dim))
     r = dispatch(_AMIN, x._device, (x, dims, bool(keepdim)), (x,))
-    return r if out is None else write_out(out, r, "amin")
+    return r if out is None else W.write_out(out, r, "amin")
 
 
 def _aminmax(input, *, dim=None, keepdim=False):
     """(min, max) over ``dim`` (one dim, or all when None)."""
-    x = _tensor_arg(input, "aminmax")
+    x = U.tensor_arg(input, "aminmax")
     if isinstance(dim, (tuple, list)):
         raise TypeError(f"aminmax(): argument 'dim' must be int, not {type(dim).__name__}")
     if x.numel() == 0 and (dim is None or x._shape[_wrap_dim(dim, x.dim(), "aminmax")] == 0):
@@ -250,19 +257,19 @@ _ARGMIN = register_op("argmin", group="reduce", differentiable=False)
 def argmax(input, dim=None, keepdim: bool = False, *, out=None):
     """Index of the maximum (the first one) over ``dim``, or of the flattened tensor."""
     r = _arg(_ARGMAX, input, dim, keepdim, "argmax")
-    return r if out is None else write_out(out, r, "argmax")
+    return r if out is None else W.write_out(out, r, "argmax")
 
 
 def argmin(input, dim=None, keepdim: bool = False, *, out=None):
     """Index of the minimum (the first one) over ``dim``, or of the flattened tensor."""
     r = _arg(_ARGMIN, input, dim, keepdim, "argmin")
-    return r if out is None else write_out(out, r, "argmin")
+    return r if out is None else W.write_out(out, r, "argmin")
 
 
 def _arg(op, input, dim, keepdim, name):
-    x = _tensor_arg(input, name)
+    x = U.tensor_arg(input, name)
     if x._dtype is D.bool:
-        x = _cast(x, D.uint8)
+        x = CP.cast(x, D.uint8)
     if dim is None:
         if x.numel() == 0:
             raise IndexError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")
@@ -290,9 +297,8 @@ def _take_bw(ctx, g):
         gv = gv.unsqueeze(d)
         idx = idx.unsqueeze(d)
     from . import zeros
-    from .indexing import scatter_add
     z = zeros(x.shape, dtype=gv._dtype, device=gv._device)
-    return (scatter_add(z, d, idx, gv),)
+    return (IX.scatter_add(z, d, idx, gv),)
 
 
 def _max_dim_decomp(x, d, keepdim):
@@ -316,20 +322,19 @@ _MIN_DIM = register_op("min_dim", decomposition=_min_dim_decomp, backward=_take_
 
 
 def _maxmin(input, dim, keepdim, other, out, name, full, op, rt):
-    from .elementwise import maximum, minimum, write_out_tuple
-    x = _tensor_arg(input, name)
+    x = U.tensor_arg(input, name)
     if isinstance(dim, Tensor) and other is None:
         other, dim = dim, None
     if other is not None:
-        return (maximum if name == "max" else minimum)(x, other, out=out)
+        return (A.maximum if name == "max" else A.minimum)(x, other, out=out)
     if dim is None:
         if x.numel() == 0:
             raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. Specify the "
                                "reduction dim with the 'dim' argument.")
         r = full(x)
-        return r if out is None else write_out(out, r, name)
+        return r if out is None else W.write_out(out, r, name)
     r = _maxmin_dim(x, dim, keepdim, name, full, op, rt)
-    return r if out is None else write_out_tuple(out, r, name)
+    return r if out is None else W.write_out_tuple(out, r, name)
 
 
 def _maxmin_dim(x, dim, keepdim, name, full, op, rt):
@@ -386,8 +391,7 @@ _VAR = register_op("var", decomposition=_var_decomp, backward=_var_bw, group="re
 
 
 def _std_decomp(x, dims, correction, keepdim):
-    from .elementwise import sqrt
-    return sqrt(_var_decomp(x, dims, correction, keepdim))
+    return UN.sqrt(_var_decomp(x, dims, correction, keepdim))
 
 
 def _std_bw(ctx, g):
@@ -402,7 +406,7 @@ _STD = register_op("std", decomposition=_std_decomp, backward=_std_bw, save_outp
 
 
 def _var_args(input, dim, unbiased, keepdim, correction, name):
-    x = _tensor_arg(input, name)
+    x = U.tensor_arg(input, name)
     if isinstance(dim, bool):  # var(x, unbiased)
         unbiased, dim = dim, None
     if x._dtype.category != _FLOAT:
@@ -415,14 +419,14 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=N
     """Variance over ``dim`` with Bessel's ``correction`` (1 by default; ``unbiased=False`` is 0)."""
     x, dims, c, k = _var_args(input, dim, unbiased, keepdim, correction, "var")
     r = dispatch(_VAR, x._device, (x, dims, c, k), (x,))
-    return r if out is None else write_out(out, r, "var")
+    return r if out is None else W.write_out(out, r, "var")
 
 
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
     """Standard deviation over ``dim`` (see :func:`var`)."""
     x, dims, c, k = _var_args(input, dim, unbiased, keepdim, correction, "std")
     r = dispatch(_STD, x._device, (x, dims, c, k), (x,))
-    return r if out is None else write_out(out, r, "std")
+    return r if out is None else W.write_out(out, r, "std")
 
 
 def _var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
@@ -444,24 +448,21 @@ def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None, 
 
 
 def _lse_decomp(x, dims, keepdim):
-    from .elementwise import exp, isinf, log, where
     if dims and _numel_of(x._shape, dims) == 0:  # the log of an empty sum
-        from .. import _factory
         shape = tuple(1 if i in dims else s for i, s in enumerate(x._shape)) if keepdim else \
             tuple(s for i, s in enumerate(x._shape) if i not in dims)
-        return _factory.full(shape, float("-inf"), dtype=x._dtype, device=x._device)
+        return CR.full(shape, float("-inf"), dtype=x._dtype, device=x._device)
     m = amax(x.detach(), dims, keepdim=True)
-    m = where(isinf(m), 0.0, m)
-    s = sum(exp(x - m), dims, keepdim=True)
-    r = log(s) + m
+    m = PW.where(CMP.isinf(m), 0.0, m)
+    s = sum(UN.exp(x - m), dims, keepdim=True)
+    r = UN.log(s) + m
     return r.squeeze(dims) if not keepdim and dims else r
 
 
 def _lse_bw(ctx, g):
-    from .elementwise import exp
     x, dims, keepdim = ctx.args
     o = _unreduce(ctx.out, x._shape, dims, keepdim)
-    return (_unreduce(g, x._shape, dims, keepdim) * exp(x - o),)
+    return (_unreduce(g, x._shape, dims, keepdim) * UN.exp(x - o),)
 
 
 _LSE = register_op("logsumexp", decomposition=_lse_decomp, backward=_lse_bw, save_output=True, group="reduce")
@@ -469,25 +470,23 @@ _LSE = register_op("logsumexp", decomposition=_lse_decomp, backward=_lse_bw, sav
 
 def logsumexp(input, dim, keepdim: bool = False, *, out=None):
     """``log(sum(exp(x), dim))``, computed stably."""
-    x = _tensor_arg(input, "logsumexp")
+    x = U.tensor_arg(input, "logsumexp")
     if x._dtype.category != _FLOAT:
-        x = _cast(x, D.get_default_dtype())
+        x = CP.cast(x, D.get_default_dtype())
     dims = U.dims_arg(dim, x.dim(), "logsumexp")
     r = dispatch(_LSE, x._device, (x, dims, bool(keepdim)), (x,))
-    return r if out is None else write_out(out, r, "logsumexp")
+    return r if out is None else W.write_out(out, r, "logsumexp")
 
 
 def _norm2_decomp(x, dims, keepdim):
-    from .elementwise import sqrt
-    return sqrt(sum(x * x, dims, keepdim))
+    return UN.sqrt(sum(x * x, dims, keepdim))
 
 
 def _norm2_bw(ctx, g):
-    from .elementwise import where
     x, dims, keepdim = ctx.args
     o = _unreduce(ctx.out, x._shape, dims, keepdim)
     gx = _unreduce(g, x._shape, dims, keepdim)
-    return (where(o == 0, 0.0, gx * x / o),)
+    return (PW.where(o == 0, 0.0, gx * x / o),)
 
 
 _NORM2 = register_op("_norm2", decomposition=_norm2_decomp, backward=_norm2_bw, save_output=True, group="reduce")
@@ -495,10 +494,9 @@ _NORM2 = register_op("_norm2", decomposition=_norm2_decomp, backward=_norm2_bw, 
 
 def norm(input, p="fro", dim=None, keepdim: bool = False, out=None, dtype=None):
     """Vector p-norm over ``dim`` (or all): p = 2/'fro', 1, inf, -inf, 0 or any float."""
-    from .elementwise import abs, ne, pow
-    x = _tensor_arg(input, "norm")
+    x = U.tensor_arg(input, "norm")
     if dtype is not None:
-        x = _cast(x, D.to_dtype(dtype))
+        x = CP.cast(x, D.to_dtype(dtype))
     if x._dtype.category != _FLOAT:
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got {_T(x._dtype)}")
     if p is None:
@@ -509,36 +507,34 @@ def norm(input, p="fro", dim=None, keepdim: bool = False, out=None, dtype=None):
     elif p == "nuc":
         raise NotImplementedError("norm(p='nuc') (nuclear norm) is not implemented")
     elif p == math.inf:
-        r = amax(abs(x), dims, keepdim)
+        r = amax(UN.abs(x), dims, keepdim)
     elif p == -math.inf:
-        r = amin(abs(x), dims, keepdim)
+        r = amin(UN.abs(x), dims, keepdim)
     elif p == 0:
-        r = sum(ne(x, 0).to(x._dtype), dims, keepdim)
+        r = sum(CMP.ne(x, 0).to(x._dtype), dims, keepdim)
     elif p == 1:
-        r = sum(abs(x), dims, keepdim)
+        r = sum(UN.abs(x), dims, keepdim)
     else:
-        r = pow(sum(pow(abs(x), float(p)), dims, keepdim), 1.0 / float(p))
-    return r if out is None else write_out(out, r, "norm")
+        r = A.pow(sum(A.pow(UN.abs(x), float(p)), dims, keepdim), 1.0 / float(p))
+    return r if out is None else W.write_out(out, r, "norm")
 
 
 def _all_any(input, dim, keepdim, out, name, op, empty_value):
-    from .elementwise import ne
-    x = _tensor_arg(input, name)
-    b = x if x._dtype is D.bool else ne(x, 0)
+    x = U.tensor_arg(input, name)
+    b = x if x._dtype is D.bool else CMP.ne(x, 0)
     if isinstance(dim, (tuple, list)) and len(dim) == 0:
         r = b.clone() if b is x else b  # as PyTorch: an empty dim list reduces nothing here
     else:
         dims = U.dims_arg(dim, x.dim(), name)
         if b.numel() == 0:
-            from .. import _factory
             shape = tuple(1 if i in dims else s for i, s in enumerate(x._shape)) if keepdim else \
                 tuple(s for i, s in enumerate(x._shape) if i not in dims)
-            r = _factory.full(shape, empty_value, dtype=D.bool, device=x._device)
+            r = CR.full(shape, empty_value, dtype=D.bool, device=x._device)
         else:
             r = dispatch(op, b._device, (b, dims, bool(keepdim)), ())
     if x._dtype is D.uint8:  # as PyTorch: uint8 in, uint8 out
-        r = _cast(r, D.uint8)
-    return r if out is None else write_out(out, r, name)
+        r = CP.cast(r, D.uint8)
+    return r if out is None else W.write_out(out, r, name)
 
 
 def all(input, dim=None, keepdim: bool = False, *, out=None):
@@ -553,23 +549,20 @@ def any(input, dim=None, keepdim: bool = False, *, out=None):
 
 def count_nonzero(input, dim=None):
     """Number of nonzero elements over ``dim``."""
-    from .elementwise import ne
-    return sum(ne(input, 0), dim)
+    return sum(CMP.ne(input, 0), dim)
 
 
 # -- order statistics -------------------------------------------------------------------------
 
 def _median_dim_decomp(x, d, keepdim):
-    from .indexing import gather, sort
     n = x._shape[d]
-    v, i = sort(x, d, stable=True)
+    v, i = IX.sort(x, d, stable=True)
     k = (n - 1) // 2
     if x._dtype.category == _FLOAT and n:
         # NaN propagates, as PyTorch: a slice holding NaN has median NaN, at its first NaN (NaN sorts last)
-        from .elementwise import isnan, where
-        nans = sum(isnan(x), d, keepdim=True)
-        pos = where(nans > 0, n - nans, k)
-        vals, idx = gather(v, d, pos), gather(i, d, pos)
+        nans = sum(CMP.isnan(x), d, keepdim=True)
+        pos = PW.where(nans > 0, n - nans, k)
+        vals, idx = IX.gather(v, d, pos), IX.gather(i, d, pos)
     else:
         vals, idx = v.narrow(d, k, 1), i.narrow(d, k, 1)
     if not keepdim:
@@ -584,11 +577,10 @@ _MEDIAN_DIM = register_op("median_dim", decomposition=_median_dim_decomp, backwa
 def _median(input, dim=None, keepdim: bool = False):
     """The lower median: of all elements, or (values, indices) along ``dim``; NaN propagates
     (see :func:`nanmedian` to ignore it)."""
-    x = _tensor_arg(input, "median")
+    x = U.tensor_arg(input, "median")
     if dim is None:
         if x.numel() == 0:
-            from .. import _factory
-            return _factory.full((), float("nan"), dtype=x._dtype, device=x._device)
+            return CR.full((), float("nan"), dtype=x._dtype, device=x._device)
         flat = x.reshape(-1)
         v, _ = dispatch(_MEDIAN_DIM, x._device, (flat, 0, False), (flat,))
         return v
@@ -610,18 +602,16 @@ def median(input, dim=None, keepdim: bool = False, *, out=None):
 
 def _nanmedian(input, dim=None, keepdim=False):
     """Median ignoring NaN (NaN sorted last, then the lower median of the rest)."""
-    from .elementwise import isnan, logical_not
-    x = _tensor_arg(input, "nanmedian")
+    x = U.tensor_arg(input, "nanmedian")
     if dim is None:
         flat = x.reshape(-1)
-        keep = flat[logical_not(isnan(flat))]
+        keep = flat[CMP.logical_not(CMP.isnan(flat))]
         return median(keep) if keep.numel() else median(flat)
-    from .indexing import sort, gather
     d = _wrap_dim(dim, x.dim(), "nanmedian")
-    v, i = sort(x, d)  # NaN sorts last
-    cnt = sum(logical_not(isnan(x)), d, keepdim=True)
+    v, i = IX.sort(x, d)  # NaN sorts last
+    cnt = sum(CMP.logical_not(CMP.isnan(x)), d, keepdim=True)
     k = ((cnt - 1).clamp(min=0)) // 2
-    vals, idx = gather(v, d, k), gather(i, d, k)
+    vals, idx = IX.gather(v, d, k), IX.gather(i, d, k)
     if not keepdim:
         vals, idx = vals.squeeze(d), idx.squeeze(d)
     return RT.nanmedian(vals, idx)
@@ -633,39 +623,33 @@ def nanmedian(input, dim=None, keepdim: bool = False, *, out=None):
 
 
 def _mode_decomp(x, d, keepdim):
-    from .indexing import gather
     xm = x.movedim(d, -1)
     eqm = (xm.unsqueeze(-1) == xm.unsqueeze(-2))
     if x._dtype.category == _FLOAT:  # NaN counts as a value, equal to the other NaNs
-        from .elementwise import isnan, logical_and, logical_or
-        nm = isnan(xm)
-        eqm = logical_or(eqm, logical_and(nm.unsqueeze(-1), nm.unsqueeze(-2)))
+        nm = CMP.isnan(xm)
+        eqm = CMP.logical_or(eqm, CMP.logical_and(nm.unsqueeze(-1), nm.unsqueeze(-2)))
     counts = sum(eqm, -1)
     best = amax(counts, -1, keepdim=True)
     # among the most frequent values, the smallest; its last occurrence
     cand = counts == best
     big = xm.detach()
-    from .elementwise import where
     if big._dtype.category == _FLOAT:
         filler = float("inf")
     else:
         filler = D.iinfo(big._dtype).max if big._dtype is not D.bool else True
     if big._dtype.category == _FLOAT:  # NaN sorts above every number, so it wins only when it is the only mode
-        from .elementwise import isnan, logical_and, logical_not
-        real = logical_and(cand, logical_not(isnan(big)))
-        vals = amin(where(real, big, filler), -1, keepdim=True)
-        vals = where(any(real, -1, keepdim=True), vals, float("nan"))
+        real = CMP.logical_and(cand, CMP.logical_not(CMP.isnan(big)))
+        vals = amin(PW.where(real, big, filler), -1, keepdim=True)
+        vals = PW.where(any(real, -1, keepdim=True), vals, float("nan"))
     else:
-        vals = amin(where(cand, big, filler), -1, keepdim=True)
+        vals = amin(PW.where(cand, big, filler), -1, keepdim=True)
     n = xm._shape[-1]
-    from .. import _factory
-    pos = _factory.arange(n, device=x._device)
+    pos = CR.arange(n, device=x._device)
     hit = (xm == vals)
     if x._dtype.category == _FLOAT:
-        from .elementwise import isnan, logical_and, logical_or
-        hit = logical_or(hit, logical_and(isnan(xm), isnan(vals)))
-    idx = amax(where(hit, pos, -1), -1, keepdim=True)
-    vals = gather(xm, -1, idx)
+        hit = CMP.logical_or(hit, CMP.logical_and(CMP.isnan(xm), CMP.isnan(vals)))
+    idx = amax(PW.where(hit, pos, -1), -1, keepdim=True)
+    vals = IX.gather(xm, -1, idx)
     vals, idx = vals.movedim(-1, d), idx.movedim(-1, d)
     if not keepdim:
         vals, idx = vals.squeeze(d), idx.squeeze(d)
@@ -677,7 +661,7 @@ _MODE = register_op("mode", decomposition=_mode_decomp, backward=_take_bw, saves
 
 def _mode(input, dim: int = -1, keepdim: bool = False):
     """The most frequent value along ``dim`` (the smallest among ties) and its index."""
-    x = _tensor_arg(input, "mode")
+    x = U.tensor_arg(input, "mode")
     if x.dim() == 0:
         from . import zeros
         return RT.mode(x.clone(), zeros((), dtype=D.int64, device=x._device))
@@ -705,18 +689,18 @@ _CUMSUM = register_op("cumsum", group="reduce", saves=(), backward=_cumsum_bw)
 
 def cumsum(input, dim, *, dtype=None, out=None):
     """Cumulative sum along ``dim``; integers accumulate as int64."""
-    x = _tensor_arg(input, "cumsum")
+    x = U.tensor_arg(input, "cumsum")
     if dtype is not None:
         dt = D.to_dtype(dtype)
         if dt is not x._dtype:
-            x = _cast(x, dt)
+            x = CP.cast(x, dt)
     elif x._dtype.category < _FLOAT and x._dtype is not D.int64:
-        x = _cast(x, D.int64)
+        x = CP.cast(x, D.int64)
     d = _wrap_dim(dim, x.dim(), "cumsum") if x.dim() else 0
     if x.dim() == 0:
         return x.clone()
     r = dispatch(_CUMSUM, x._device, (x, d), (x,))
-    return r if out is None else write_out(out, r, "cumsum")
+    return r if out is None else W.write_out(out, r, "cumsum")
 
 
 def cumsum_(self, dim, *, dtype=None):
@@ -725,7 +709,6 @@ def cumsum_(self, dim, *, dtype=None):
 
 
 def _cumprod_decomp(x, d):
-    from .shape import cat
     n = x._shape[d]
     if n == 0:
         return x.clone()
@@ -734,30 +717,28 @@ def _cumprod_decomp(x, d):
     for i in range(1, n):
         acc = acc * x.narrow(d, i, 1)
         parts.append(acc)
-    return cat(parts, d)
+    return SH.cat(parts, d)
 
 
 def _cumprod_bw(ctx, g):
     x, d = ctx.args
     out = ctx.out
-    from .elementwise import where
     # exact when x has no zeros; otherwise fall back to the O(n^2) product of the others
     if not bool((x == 0).any()):
         r = g * out
         return ((sum(r, d, keepdim=True) - cumsum(r, d) + r) / x,)
     n = x._shape[d]
     from . import zeros_like
-    from .shape import cat
     cols = []
     for k in range(n):
         # d out_j / d x_k for j >= k: prod_{i<=j, i != k} x_i
-        xk_one = cat([x.narrow(d, 0, k), (x.narrow(d, k, 1) * 0 + 1), x.narrow(d, k + 1, n - k - 1)], d)
+        xk_one = SH.cat([x.narrow(d, 0, k), (x.narrow(d, k, 1) * 0 + 1), x.narrow(d, k + 1, n - k - 1)], d)
         cp = cumprod(xk_one, d)
         mask_parts = [zeros_like(x.narrow(d, 0, k)), (x.narrow(d, k, n - k) * 0 + 1)]
-        mask = cat(mask_parts, d)
+        mask = SH.cat(mask_parts, d)
         cols.append(sum(g * cp * mask, d, keepdim=True))
-    res = cat(cols, d)
-    return (where(res != res, 0.0, res),)
+    res = SH.cat(cols, d)
+    return (PW.where(res != res, 0.0, res),)
 
 
 _CUMPROD = register_op("cumprod", decomposition=_cumprod_decomp, backward=_cumprod_bw, save_output=True, group="reduce")
@@ -765,16 +746,16 @@ _CUMPROD = register_op("cumprod", decomposition=_cumprod_decomp, backward=_cumpr
 
 def cumprod(input, dim, *, dtype=None, out=None):
     """Cumulative product along ``dim``."""
-    x = _tensor_arg(input, "cumprod")
+    x = U.tensor_arg(input, "cumprod")
     if dtype is not None:
-        x = _cast(x, D.to_dtype(dtype)) if D.to_dtype(dtype) is not x._dtype else x
+        x = CP.cast(x, D.to_dtype(dtype)) if D.to_dtype(dtype) is not x._dtype else x
     elif x._dtype.category < _FLOAT and x._dtype is not D.int64:
-        x = _cast(x, D.int64)
+        x = CP.cast(x, D.int64)
     if x.dim() == 0:
         return x.clone()
     d = _wrap_dim(dim, x.dim(), "cumprod")
     r = dispatch(_CUMPROD, x._device, (x, d), (x,))
-    return r if out is None else write_out(out, r, "cumprod")
+    return r if out is None else W.write_out(out, r, "cumprod")
 
 
 def cumprod_(self, dim, *, dtype=None):
@@ -783,30 +764,26 @@ def cumprod_(self, dim, *, dtype=None):
 
 
 def _cumext_decomp(x, d, is_max):
-    from .elementwise import where, ge, le
-    from .shape import cat
-    from .. import _factory
     n = x._shape[d]
     vals, idxs = [], []
     acc = None
     acci = None
     for i in range(n):
         cur = x.narrow(d, i, 1)
-        ci = _factory.full(cur._shape, i, dtype=D.int64, device=x._device)
+        ci = CR.full(cur._shape, i, dtype=D.int64, device=x._device)
         if acc is None:
             acc, acci = cur, ci
         else:
-            take = ge(cur, acc) if is_max else le(cur, acc)
+            take = CMP.ge(cur, acc) if is_max else CMP.le(cur, acc)
             if x._dtype.category == _FLOAT:  # a NaN is taken and then kept (never >= or <= anything)
-                from .elementwise import isnan, logical_or
-                take = logical_or(take, isnan(cur))
-            acc = where(take, cur, acc)
-            acci = where(take, ci, acci)
+                take = CMP.logical_or(take, CMP.isnan(cur))
+            acc = PW.where(take, cur, acc)
+            acci = PW.where(take, ci, acci)
         vals.append(acc)
         idxs.append(acci)
     if n == 0:
-        return (x.clone(), _factory.zeros(x._shape, dtype=D.int64, device=x._device))
-    return (cat(vals, d), cat(idxs, d))
+        return (x.clone(), CR.zeros(x._shape, dtype=D.int64, device=x._device))
+    return (SH.cat(vals, d), SH.cat(idxs, d))
 
 
 def _cum_take_bw(ctx, g):
@@ -814,9 +791,8 @@ def _cum_take_bw(ctx, g):
     gv = g[0]
     idx = ctx.out[1]
     from . import zeros
-    from .indexing import scatter_add
     z = zeros(x.shape, dtype=gv._dtype, device=gv._device)
-    return (scatter_add(z, d, idx, gv),)
+    return (IX.scatter_add(z, d, idx, gv),)
 
 
 _CUMMAX = register_op("cummax", decomposition=lambda x, d: _cumext_decomp(x, d, True), backward=_cum_take_bw,
@@ -826,7 +802,7 @@ _CUMMIN = register_op("cummin", decomposition=lambda x, d: _cumext_decomp(x, d, 
 
 
 def _cumext(op, rt, input, dim, name):
-    x = _tensor_arg(input, name)
+    x = U.tensor_arg(input, name)
     if x.dim() == 0:
         from . import zeros
         return rt(x.clone(), zeros((), dtype=D.int64, device=x._device))
@@ -847,17 +823,14 @@ def cummin(input, dim, *, out=None):
 def _logcumsumexp_decomp(x, d):
     # a Hillis-Steele scan of logaddexp: log2(n) steps, each exact (no shared shift that would
     # underflow small prefixes or spread a NaN backwards)
-    from .elementwise import logaddexp
-    from .shape import cat
-    from .. import _factory
     n = x._shape[d]
     r = x
     step = 1
     while step < n:
         pad_shape = list(x._shape)
         pad_shape[d] = step
-        pad = _factory.full(pad_shape, float("-inf"), dtype=x._dtype, device=x._device)
-        r = logaddexp(r, cat([pad, r.narrow(d, 0, n - step)], d))
+        pad = CR.full(pad_shape, float("-inf"), dtype=x._dtype, device=x._device)
+        r = PW.logaddexp(r, SH.cat([pad, r.narrow(d, 0, n - step)], d))
         step *= 2
     return r if r is not x else x.clone()
 
@@ -868,15 +841,15 @@ _LOGCUMSUMEXP = register_op("logcumsumexp", decomposition=_logcumsumexp_decomp, 
 
 def logcumsumexp(input, dim, *, out=None):
     """``log(cumsum(exp(x), dim))``, computed stably."""
-    x = _tensor_arg(input, "logcumsumexp")
+    x = U.tensor_arg(input, "logcumsumexp")
     if x._dtype.category != _FLOAT:
-        x = _cast(x, D.get_default_dtype())
+        x = CP.cast(x, D.get_default_dtype())
     d = _wrap_dim(dim, x.dim(), "logcumsumexp")
     if x.dim() == 0:
         r = x.clone()
     else:
         r = dispatch(_LOGCUMSUMEXP, x._device, (x, d), (x,))
-    return r if out is None else write_out(out, r, "logcumsumexp")
+    return r if out is None else W.write_out(out, r, "logcumsumexp")
 
 
 def sum_to_shape(g, shape, op: str = ""):

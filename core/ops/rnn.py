@@ -25,12 +25,12 @@ the forward with recorded ops first, so double backward is exact on every backen
 """
 from __future__ import annotations
 
-from .. import _factory
 from .. import _state
 from .._tensor import Tensor
-from .linalg import matmul
 from .registry import dispatch, register_op
-from .shape import cat, stack
+from . import creation as CR
+from . import linalg as LA
+from . import shape as SH
 
 _grad = _state.grad
 
@@ -65,23 +65,23 @@ def _pad_rows(x: Tensor, B: int) -> Tensor:
     bs = x._shape[0]
     if bs == B:
         return x
-    return cat([x, _factory.zeros((B - bs,) + tuple(x._shape[1:]), dtype=x._dtype, device=x._device)], 0)
+    return SH.cat([x, CR.zeros((B - bs,) + tuple(x._shape[1:]), dtype=x._dtype, device=x._device)], 0)
 
 
 def _keep_rows(new: Tensor, old: Tensor) -> Tensor:
     """State after a step: the updated leading rows, the rest unchanged."""
     bs = new._shape[0]
-    return new if bs == old._shape[0] else cat([new, old[bs:]], 0)
+    return new if bs == old._shape[0] else SH.cat([new, old[bs:]], 0)
 
 
 def _zeros_like(t):
-    return _factory.zeros(tuple(t._shape), dtype=t._dtype, device=t._device)
+    return CR.zeros(tuple(t._shape), dtype=t._dtype, device=t._device)
 
 
 def _t_mm(a: Tensor, b: Tensor) -> Tensor:
     """sum over steps and rows of a_t^T b_t for (T, B, m), (T, B, n): one (m, n) matmul."""
     m, n = a._shape[-1], b._shape[-1]
-    return matmul(a.reshape(-1, m).t(), b.reshape(-1, n))
+    return LA.matmul(a.reshape(-1, m).t(), b.reshape(-1, n))
 
 
 # -- Elman RNN (tanh / relu) --------------------------------------------------------------------
@@ -97,10 +97,10 @@ def _rnn_decomp(xg, h0, w_hh, batch_sizes, reverse, relu):
     outs = [None] * T
     for t in steps(T, reverse):
         bs = rows(batch_sizes, t, B)
-        hn = _act(xg[t, :bs] + matmul(h[:bs], wt), relu)
+        hn = _act(xg[t, :bs] + LA.matmul(h[:bs], wt), relu)
         outs[t] = _pad_rows(hn, B)
         h = _keep_rows(hn, h)
-    out = stack(outs, 0) if T else xg[:, :, :h0._shape[-1]] * 0
+    out = SH.stack(outs, 0) if T else xg[:, :, :h0._shape[-1]] * 0
     return out, h
 
 
@@ -117,12 +117,12 @@ def _rnn_backward_decomp(g_out, g_hn, xg, h0, w_hh, out, batch_sizes, reverse, r
         d = dh[:bs] + g_out[t, :bs]
         d = d * (h > 0).to(d._dtype) if relu else d * (1 - h * h)
         gx[t] = _pad_rows(d, B)
-        hps[t] = _pad_rows(prev_rows(out, h0, t, bs, batch_sizes, reverse, cat), B)
-        dh = _keep_rows(matmul(d, w_hh), dh)
+        hps[t] = _pad_rows(prev_rows(out, h0, t, bs, batch_sizes, reverse, SH.cat), B)
+        dh = _keep_rows(LA.matmul(d, w_hh), dh)
     if not T:
         return xg * 0, dh, w_hh * 0
-    gxg = stack(gx, 0)
-    return gxg, dh, _t_mm(gxg, stack(hps, 0))
+    gxg = SH.stack(gx, 0)
+    return gxg, dh, _t_mm(gxg, SH.stack(hps, 0))
 
 
 def _rnn_bw(ctx, grads):
@@ -156,7 +156,7 @@ def _lstm_decomp(xg, h0, c0, w_hh, w_hr, batch_sizes, reverse):
     outs, wss = [None] * T, [None] * T
     for t in steps(T, reverse):
         bs = rows(batch_sizes, t, B)
-        gates = xg[t, :bs] + matmul(h[:bs], wt)
+        gates = xg[t, :bs] + LA.matmul(h[:bs], wt)
         i = gates[:, :H].sigmoid()
         f = gates[:, H:2 * H].sigmoid()
         g = gates[:, 2 * H:3 * H].tanh()
@@ -164,14 +164,14 @@ def _lstm_decomp(xg, h0, c0, w_hh, w_hr, batch_sizes, reverse):
         cn = f * c[:bs] + i * g
         hn = o * cn.tanh()
         if rt is not None:
-            hn = matmul(hn, rt)
+            hn = LA.matmul(hn, rt)
         outs[t] = _pad_rows(hn, B)
-        wss[t] = _pad_rows(cat([i, f, g, o, cn], 1), B)
+        wss[t] = _pad_rows(SH.cat([i, f, g, o, cn], 1), B)
         h, c = _keep_rows(hn, h), _keep_rows(cn, c)
     if not T:
         e = xg[:, :, :1] * 0
         return e.expand(0, B, h0._shape[-1]) * 1, h, c, e.expand(0, B, 5 * H) * 1
-    return stack(outs, 0), h, c, stack(wss, 0)
+    return SH.stack(outs, 0), h, c, SH.stack(wss, 0)
 
 
 def _lstm_backward_decomp(g_out, g_hn, g_cn, xg, h0, c0, w_hh, w_hr, out, ws, batch_sizes, reverse):
@@ -186,24 +186,24 @@ def _lstm_backward_decomp(g_out, g_hn, g_cn, xg, h0, c0, w_hh, w_hr, out, ws, ba
         bs = rows(batch_sizes, t, B)
         w = ws[t, :bs]
         i, f, g, o, c = w[:, :H], w[:, H:2 * H], w[:, 2 * H:3 * H], w[:, 3 * H:4 * H], w[:, 4 * H:]
-        cp = prev_rows(cs, c0, t, bs, batch_sizes, reverse, cat)
+        cp = prev_rows(cs, c0, t, bs, batch_sizes, reverse, SH.cat)
         d = dh[:bs] + g_out[t, :bs]
         tc = c.tanh()
         if w_hr is not None:
             dhs[t] = _pad_rows(d, B)
             hpres[t] = _pad_rows(o * tc, B)
-            d = matmul(d, w_hr)
+            d = LA.matmul(d, w_hr)
         dct = dc[:bs] + d * o * (1 - tc * tc)
-        dgates = cat([dct * g * i * (1 - i), dct * cp * f * (1 - f), dct * i * (1 - g * g), d * tc * o * (1 - o)], 1)
+        dgates = SH.cat([dct * g * i * (1 - i), dct * cp * f * (1 - f), dct * i * (1 - g * g), d * tc * o * (1 - o)], 1)
         gx[t] = _pad_rows(dgates, B)
-        hps[t] = _pad_rows(prev_rows(out, h0, t, bs, batch_sizes, reverse, cat), B)
-        dh = _keep_rows(matmul(dgates, w_hh), dh)
+        hps[t] = _pad_rows(prev_rows(out, h0, t, bs, batch_sizes, reverse, SH.cat), B)
+        dh = _keep_rows(LA.matmul(dgates, w_hh), dh)
         dc = _keep_rows(dct * f, dc)
     if not T:
         return xg * 0, dh, dc, w_hh * 0, None if w_hr is None else w_hr * 0
-    gxg = stack(gx, 0)
-    gw_hr = None if w_hr is None else _t_mm(stack(dhs, 0), stack(hpres, 0))
-    return gxg, dh, dc, _t_mm(gxg, stack(hps, 0)), gw_hr
+    gxg = SH.stack(gx, 0)
+    gw_hr = None if w_hr is None else _t_mm(SH.stack(dhs, 0), SH.stack(hpres, 0))
+    return gxg, dh, dc, _t_mm(gxg, SH.stack(hps, 0)), gw_hr
 
 
 def _lstm_bw(ctx, grads):
@@ -242,7 +242,7 @@ def _gru_decomp(xg, h0, w_hh, b_hh, batch_sizes, reverse):
     for t in steps(T, reverse):
         bs = rows(batch_sizes, t, B)
         hp = h[:bs]
-        hg = matmul(hp, wt)
+        hg = LA.matmul(hp, wt)
         if b_hh is not None:
             hg = hg + b_hh
         x = xg[t, :bs]
@@ -252,12 +252,12 @@ def _gru_decomp(xg, h0, w_hh, b_hh, batch_sizes, reverse):
         n = (x[:, 2 * H:] + r * hgn).tanh()
         hn = n + z * (hp - n)
         outs[t] = _pad_rows(hn, B)
-        wss[t] = _pad_rows(cat([r, z, n, hgn], 1), B)
+        wss[t] = _pad_rows(SH.cat([r, z, n, hgn], 1), B)
         h = _keep_rows(hn, h)
     if not T:
         e = xg[:, :, :1] * 0
         return e.expand(0, B, H) * 1, h, e.expand(0, B, 4 * H) * 1
-    return stack(outs, 0), h, stack(wss, 0)
+    return SH.stack(outs, 0), h, SH.stack(wss, 0)
 
 
 def _gru_backward_decomp(g_out, g_hn, xg, h0, w_hh, b_hh, out, ws, batch_sizes, reverse):
@@ -271,21 +271,21 @@ def _gru_backward_decomp(g_out, g_hn, xg, h0, w_hh, b_hh, out, ws, batch_sizes, 
         bs = rows(batch_sizes, t, B)
         w = ws[t, :bs]
         r, z, n, hgn = w[:, :H], w[:, H:2 * H], w[:, 2 * H:3 * H], w[:, 3 * H:]
-        hp = prev_rows(out, h0, t, bs, batch_sizes, reverse, cat)
+        hp = prev_rows(out, h0, t, bs, batch_sizes, reverse, SH.cat)
         d = dh[:bs] + g_out[t, :bs]
         dn = d * (1 - z) * (1 - n * n)
         dr = dn * hgn * r * (1 - r)
         dz = d * (hp - n) * z * (1 - z)
-        gx[t] = _pad_rows(cat([dr, dz, dn], 1), B)
-        dhg = cat([dr, dz, dn * r], 1)
+        gx[t] = _pad_rows(SH.cat([dr, dz, dn], 1), B)
+        dhg = SH.cat([dr, dz, dn * r], 1)
         ghs[t] = _pad_rows(dhg, B)
         hps[t] = _pad_rows(hp, B)
-        dh = _keep_rows(d * z + matmul(dhg, w_hh), dh)
+        dh = _keep_rows(d * z + LA.matmul(dhg, w_hh), dh)
     if not T:
         return xg * 0, dh, w_hh * 0, None if b_hh is None else b_hh * 0
-    dhg_all = stack(ghs, 0)
+    dhg_all = SH.stack(ghs, 0)
     gb = None if b_hh is None else dhg_all.sum((0, 1))
-    return stack(gx, 0), dh, _t_mm(dhg_all, stack(hps, 0)), gb
+    return SH.stack(gx, 0), dh, _t_mm(dhg_all, SH.stack(hps, 0)), gb
 
 
 def _gru_bw(ctx, grads):

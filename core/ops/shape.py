@@ -5,8 +5,19 @@ from __future__ import annotations
 from .. import _dtype as D
 from .._tensor import Tensor, _wrap_dim
 from . import _args as U
-from .elementwise import _cast, write_out
 from .registry import dispatch, register_op
+from . import comparison as CMP
+from . import copy as CP
+from . import creation as CR
+from . import indexing as IX
+from . import pointwise as PW
+from . import views as V
+from . import writes as W
+
+__all__ = ["block_diag", "broadcast_shapes", "broadcast_tensors", "cat", "column_stack", "concat", "concatenate",
+           "dstack", "flip", "fliplr", "flipud", "hstack", "meshgrid", "repeat", "repeat_interleave", "roll",
+           "rot90", "row_stack", "stack", "tile", "tril", "tril_", "tril_indices", "triu", "triu_", "triu_indices",
+           "vstack"]
 
 
 def _cat_decomp(tensors, dim):
@@ -18,11 +29,10 @@ def _cat_decomp(tensors, dim):
     out = t0._device._backend.empty(tuple(shape), t0._dtype, t0._device)
     off = 0
     copy = t0._device._kernels["copy_"]
-    from .views import narrow
     for t in tensors:
         n = t._shape[dim]
         if n:
-            copy(narrow(out, dim, off, n), t)
+            copy(V.narrow(out, dim, off, n), t)
         off += n
     return out
 
@@ -54,7 +64,7 @@ def cat(tensors, dim: int = 0, *, out=None):
     keep = [t for t in tensors if not (t.dim() == 1 and t._shape[0] == 0)]
     if not keep:
         r = tensors[0].clone()
-        return r if out is None else write_out(out, r, "cat")
+        return r if out is None else W.write_out(out, r, "cat")
     ref = keep[0]
     if ref.dim() == 0:
         raise RuntimeError("zero-dimensional tensor (at position 0) cannot be concatenated")
@@ -72,12 +82,12 @@ def cat(tensors, dim: int = 0, *, out=None):
                 raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. Expected size {ref._shape[j]} but "
                                    f"got size {t._shape[j]} for tensor number "
                                    f"{next(k for k, u in enumerate(tensors) if u is t)} in the list.")
-    keep = [t if t._dtype is dt else _cast(t, dt) for t in keep]
+    keep = [t if t._dtype is dt else CP.cast(t, dt) for t in keep]
     if len(keep) == 1:
         r = keep[0].clone()
     else:
         r = dispatch(_CAT, dev, (keep, d), tuple(keep))
-    return r if out is None else write_out(out, r, "cat")
+    return r if out is None else W.write_out(out, r, "cat")
 
 
 concat = cat
@@ -110,8 +120,7 @@ def hstack(tensors, *, out=None):
 
 def vstack(tensors, *, out=None):
     """Concatenate row-wise (1-D tensors become rows)."""
-    from .views import atleast_2d
-    return cat([atleast_2d(t) for t in tensors], 0, out=out)
+    return cat([V.atleast_2d(t) for t in tensors], 0, out=out)
 
 
 row_stack = vstack
@@ -119,8 +128,7 @@ row_stack = vstack
 
 def dstack(tensors, *, out=None):
     """Concatenate along a third dim (tensors are made at least 3-D)."""
-    from .views import atleast_3d
-    return cat([atleast_3d(t) for t in tensors], 2, out=out)
+    return cat([V.atleast_3d(t) for t in tensors], 2, out=out)
 
 
 def column_stack(tensors, *, out=None):
@@ -130,13 +138,11 @@ def column_stack(tensors, *, out=None):
 
 
 def _flip_decomp(x, dims):
-    from .indexing import index_select
-    from .. import _factory
     r = x
     for d in dims:
         n = x._shape[d]
-        idx = _factory.arange(n - 1, -1, -1, device=x._device)
-        r = index_select(r, d, idx)
+        idx = CR.arange(n - 1, -1, -1, device=x._device)
+        r = IX.index_select(r, d, idx)
     return r
 
 
@@ -231,11 +237,9 @@ def tile(input, dims):
 
 def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     """Repeat each element ``repeats`` times (an int or a per-element tensor) along ``dim``."""
-    from .. import _factory
-    from .indexing import index_select
     if repeats is None:  # repeat_interleave(repeats_tensor): indices repeated by themselves
         reps = input
-        return repeat_interleave(_factory.arange(reps._shape[0], device=reps._device), reps, 0)
+        return repeat_interleave(CR.arange(reps._shape[0], device=reps._device), reps, 0)
     x = input
     if dim is None:
         x = x.reshape(-1)
@@ -252,7 +256,7 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
         exp[d + 1] = r
         shape[d] = n * r
         return y.expand(exp).reshape(shape)
-    reps = repeats.to(D.int64) if isinstance(repeats, Tensor) else _factory.tensor(list(repeats), device=x._device)
+    reps = repeats.to(D.int64) if isinstance(repeats, Tensor) else CR.tensor(list(repeats), device=x._device)
     if reps.dim() != 1 or reps._shape[0] != n:
         raise RuntimeError(f"repeats must have the same size as input along dim, but got repeats.size(0) = "
                            f"{reps._shape[0] if reps.dim() else 1} and input.size({d}) = {n}")
@@ -260,37 +264,33 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
         raise RuntimeError("repeats can not be negative")
     counts = reps.tolist()
     idx = [i for i, c in enumerate(counts) for _ in range(c)]
-    return index_select(x, d, _factory.tensor(idx, dtype=D.int64, device=x._device))
+    return IX.index_select(x, d, CR.tensor(idx, dtype=D.int64, device=x._device))
 
 
 def _tri_mask(x, diagonal, upper):
-    from .. import _factory
-    from .elementwise import ge, le
     r, c = x._shape[-2], x._shape[-1]
-    rows = _factory.arange(r, device=x._device).unsqueeze(1)
-    cols = _factory.arange(c, device=x._device).unsqueeze(0)
+    rows = CR.arange(r, device=x._device).unsqueeze(1)
+    cols = CR.arange(c, device=x._device).unsqueeze(0)
     d = cols - rows
-    return ge(d, diagonal) if upper else le(d, diagonal)
+    return CMP.ge(d, diagonal) if upper else CMP.le(d, diagonal)
 
 
 def tril(input, diagonal: int = 0, *, out=None):
     """The lower triangle (on and below ``diagonal``); the rest zero."""
-    from .elementwise import where
     if input.dim() < 2:
         raise RuntimeError("tril: input tensor must have at least 2 dimensions")
     zero = False if input._dtype is D.bool else (0.0 if input._dtype.category == D._FLOAT else 0)
-    r = where(_tri_mask(input, diagonal, False), input, zero)
-    return r if out is None else write_out(out, r, "tril")
+    r = PW.where(_tri_mask(input, diagonal, False), input, zero)
+    return r if out is None else W.write_out(out, r, "tril")
 
 
 def triu(input, diagonal: int = 0, *, out=None):
     """The upper triangle (on and above ``diagonal``); the rest zero."""
-    from .elementwise import where
     if input.dim() < 2:
         raise RuntimeError("triu: input tensor must have at least 2 dimensions")
     zero = False if input._dtype is D.bool else (0.0 if input._dtype.category == D._FLOAT else 0)
-    r = where(_tri_mask(input, diagonal, True), input, zero)
-    return r if out is None else write_out(out, r, "triu")
+    r = PW.where(_tri_mask(input, diagonal, True), input, zero)
+    return r if out is None else W.write_out(out, r, "triu")
 
 
 def tril_(self, diagonal=0):
@@ -305,16 +305,14 @@ def triu_(self, diagonal=0):
 
 def tril_indices(row, col, offset=0, *, dtype=None, device=None):
     """The [2, n] indices of the lower triangle of a row x col matrix (on and below ``offset``)."""
-    from .. import _factory
     idx = [(i, j) for i in range(row) for j in range(col) if j - i <= offset]
-    return _factory.tensor([[i for i, _ in idx], [j for _, j in idx]], dtype=dtype or D.int64, device=device).reshape(2, len(idx))
+    return CR.tensor([[i for i, _ in idx], [j for _, j in idx]], dtype=dtype or D.int64, device=device).reshape(2, len(idx))
 
 
 def triu_indices(row, col, offset=0, *, dtype=None, device=None):
     """The [2, n] indices of the upper triangle of a row x col matrix (on and above ``offset``)."""
-    from .. import _factory
     idx = [(i, j) for i in range(row) for j in range(col) if j - i >= offset]
-    return _factory.tensor([[i for i, _ in idx], [j for _, j in idx]], dtype=dtype or D.int64, device=device).reshape(2, len(idx))
+    return CR.tensor([[i for i, _ in idx], [j for _, j in idx]], dtype=dtype or D.int64, device=device).reshape(2, len(idx))
 
 
 def meshgrid(*tensors, indexing: str = "ij"):

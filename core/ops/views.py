@@ -12,6 +12,14 @@ from .._graph import view_requires_grad
 from ..backend import contiguous_strides
 from . import _args as U
 from .registry import record, register_op
+from . import copy as CP
+
+__all__ = ["adjoint", "alias", "as_strided", "as_strided_", "atleast_1d", "atleast_2d", "atleast_3d",
+           "broadcast_to", "chunk", "diagonal", "dsplit", "expand", "expand_as", "flatten", "hsplit", "moveaxis",
+           "movedim", "narrow", "permute", "ravel", "reshape", "reshape_as", "select", "split", "split_with_sizes",
+           "squeeze", "squeeze_", "swapaxes", "swapaxes_", "swapdims", "swapdims_", "t", "t_", "tensor_split",
+           "transpose", "transpose_", "unbind", "unflatten", "unfold", "unsqueeze", "unsqueeze_", "view", "view_as",
+           "vsplit"]
 
 _grad = _state.grad
 
@@ -137,8 +145,7 @@ def reshape(self: Tensor, *shape) -> Tensor:
     st = view_strides(self._shape, self._stride, shape)
     if st is not None:
         return _view_of(_VIEW, self, shape, st, self._offset, (self, shape))
-    from .copy import clone
-    c = clone(self)
+    c = CP.clone(self)
     return _view_of(_VIEW, c, shape, contiguous_strides(shape), c._offset, (c, shape))
 
 

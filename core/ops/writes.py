@@ -22,7 +22,7 @@ from .. import _state
 from .._tensor import Tensor
 from .._graph import CopySlices, edge_of, grad_fn_of, view_requires_grad
 from . import _args as U
-from . import copy as C
+from . import copy as CP
 from .registry import ALL, dispatch, run
 
 _grad = _state.grad
@@ -30,13 +30,17 @@ _grad = _state.grad
 
 # -- out= -------------------------------------------------------------------------------------
 
-def write_out(out, r: Tensor, op: str) -> Tensor:
-    """Store result ``r`` into the user's ``out=`` tensor (resized when its shape differs)."""
+def write_out(out, r: Tensor, op: str, exact: bool = False) -> Tensor:
+    """Store result ``r`` into the user's ``out=`` tensor (resized when its shape differs);
+    ``exact``: ``out`` must have the result's dtype."""
     if not isinstance(out, Tensor):
         raise TypeError(f"{op}(): argument 'out' must be Tensor, not {type(out).__name__}")
     if _grad.enabled and (r._requires_grad or out._requires_grad):
         raise RuntimeError(f"{op}(): functions with out=... arguments don't support automatic differentiation, but one "
                            "of the arguments requires grad.")
+    if exact and out._dtype is not r._dtype:
+        raise RuntimeError(f"{op}: the output given to {op} has dtype {U.type_name(out._dtype)} but the operation's "
+                           f"result requires dtype {U.type_name(r._dtype)}")
     if not D.can_cast(r._dtype, out._dtype):
         raise RuntimeError(f"{op}: result type {U.type_name(r._dtype)} can't be cast to the desired output type "
                            f"{U.type_name(out._dtype)}")
@@ -44,41 +48,45 @@ def write_out(out, r: Tensor, op: str) -> Tensor:
         raise RuntimeError(f"{op}: Expected out tensor to have device {r._device}, but got {out._device} instead")
     if out._shape != r._shape:
         out.resize_(r._shape)
-    return C.copy_(out, r)
+    return CP.copy_(out, r)
 
 
-def write_out_tuple(out, results, op: str):
+def write_out_tuple(out, results, op: str, exact: bool = False):
     """``out=(values, indices)`` for ops with several results; returns ``results``' named tuple
     type filled with the ``out`` tensors."""
     if not isinstance(out, (tuple, list)) or len(out) != len(results):
         raise TypeError(f"{op}(): argument 'out' must be a tuple of {len(results)} Tensors")
-    written = [write_out(o, r, op) for o, r in zip(out, results)]
+    written = [write_out(o, r, op, exact) for o, r in zip(out, results)]
     return type(results)(*written) if hasattr(results, "_fields") else tuple(written)
 
 
-def store(r, out, op: str):
+def store(r, out, op: str, exact: bool = False):
     """``r``, or ``r`` written into ``out`` when the caller passed one (tensor or tuple)."""
     if out is None:
         return r
     if isinstance(r, tuple):
-        return write_out_tuple(out, r, op)
-    return write_out(out, r, op)
+        return write_out_tuple(out, r, op, exact)
+    return write_out(out, r, op, exact)
 
 
 # -- in-place ---------------------------------------------------------------------------------
 
-def write_back(self: Tensor, r: Tensor, op: str) -> Tensor:
+def write_back(self: Tensor, r: Tensor, op: str, exact: bool = False) -> Tensor:
     """Store the out-of-place result ``r`` of an in-place form into ``self``, refusing what
-    PyTorch refuses: a result dtype that can't be cast to self's, or a shape self can't hold."""
+    PyTorch refuses: a result dtype that can't be cast to self's (with ``exact``: any other
+    dtype), or a shape self can't hold."""
     if not isinstance(self, Tensor):
         raise TypeError(f"{op}(): self must be a Tensor, not {type(self).__name__}")
+    if exact and self._dtype is not r._dtype:
+        raise RuntimeError(f"{op}: the base given to {op} has dtype {U.type_name(self._dtype)} but the operation's "
+                           f"result requires dtype {U.type_name(r._dtype)}")
     if not D.can_cast(r._dtype, self._dtype):
         raise RuntimeError(f"{op}: result type {U.type_name(r._dtype)} can't be cast to the desired output type "
                            f"{U.type_name(self._dtype)}")
     if r._shape != self._shape and U.broadcast_shapes(self._shape, r._shape, op) != self._shape:
         raise RuntimeError(f"{op}: output with shape {list(self._shape)} doesn't match the broadcast shape "
                            f"{list(U.broadcast_shapes(self._shape, r._shape, op))}")
-    return C.copy_(self, r)
+    return CP.copy_(self, r)
 
 
 def _check_fits(self: Tensor, inputs: tuple, op: str) -> None:
@@ -91,18 +99,18 @@ def _check_fits(self: Tensor, inputs: tuple, op: str) -> None:
                 raise RuntimeError(f"{op}: output with shape {list(shape)} doesn't match the broadcast shape {list(bs)}")
 
 
-def inplace(op, self: Tensor, plan, name: str) -> Tensor:
+def inplace(op, self: Tensor, plan, name: str, exact: bool = False) -> Tensor:
     """The in-place form of ``op`` on ``self``, given its meta's ``plan`` for ``(self, ...)``:
     ``(device, kernel args, inputs)``, or ``(None, result, None)`` when meta computed the result."""
     dev, args, inputs = plan
     if dev is None:
-        return write_back(self, args, name)
+        return write_back(self, args, name, exact)
     result = op.result
     if result is not None and args and args[0] is self:
         if result == "elementwise":
             _check_fits(self, inputs, name)
         return write_direct(op, self, dev, args, inputs, 0)
-    return write_back(self, dispatch(op, dev, args, inputs), name)
+    return write_back(self, dispatch(op, dev, args, inputs), name, exact)
 
 
 def check_inplace(t, opname: str) -> None:
@@ -157,7 +165,7 @@ def write_direct(op, target: Tensor, dev, args: tuple, inputs: tuple, self_index
 def _write_recorded(op, target, dev, args, inputs, self_index):
     if self_index is not None and op.differentiable and (op.saves == ALL or self_index in op.saves):
         # the formula needs the old value of target, which the write destroys: save a copy
-        old = C.clone(target)
+        old = CP.clone(target)
         args = tuple(old if a is target else a for a in args)
         inputs = tuple(old if a is target else a for a in inputs)
     r = dispatch(op, dev, args, inputs)

@@ -225,7 +225,7 @@ def get_unsafe_globals_in_checkpoint(f: FileLike) -> list:
 # -- plain pickle / copy / multiprocessing of one tensor (Tensor.__reduce_ex__), outside ember.save --
 def _rebuild_tensor(array: np.ndarray, dtype_name: str, device: str, requires_grad: bool):
     from .. import _devices
-    from .._factory import _from_host
+    from ..ops.creation import _from_host
     dt = D.to_dtype(dtype_name)
     t = _from_host(np.asarray(array, order="C"), dt, _devices.canonical(device))  # keeps 0-d shapes
     if requires_grad:

@@ -73,7 +73,7 @@ def _check_metadata(metadata, op: str) -> None:
 
 def _to_tensor(arr: np.ndarray, device) -> Tensor:
     from .. import _devices
-    from .._factory import _from_host
+    from ..ops.creation import _from_host
     if not arr.flags.writeable:   # a view of a read-only buffer: tensors must be writable
         arr = arr.copy()
     dev = _devices.canonical(device)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 
 from ... import _dtype as D
-from ... import _factory
+from ...ops import creation as _factory
 from ..._tensor import Tensor
 from ...ops import amax, baddbmm, bmm, cat, eq, matmul, where
 from ...ops._args import desc

@@ -1,7 +1,7 @@
 """Distances: ``F.pairwise_distance``, ``F.cosine_similarity``, ``F.pdist``."""
 from __future__ import annotations
 
-from ... import _factory
+from ...ops import creation as _factory
 from ... import ops as _ops
 from ..._tensor import Tensor
 from ._util import check_tensor

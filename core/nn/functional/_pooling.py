@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 
 from ... import _dtype as D
-from ... import _factory
+from ...ops import creation as _factory
 from ... import ops as _ops
 from ..._tensor import Tensor
 from ...ops import nn as _nnops

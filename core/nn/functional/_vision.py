@@ -6,7 +6,7 @@ import math
 import warnings
 
 from ... import _dtype as D
-from ... import _factory
+from ...ops import creation as _factory
 from ... import ops as _ops
 from ..._tensor import Tensor
 from ...ops import nn as _nnops

@@ -1,7 +1,7 @@
 """Activation layers; each is a thin Module over its ``F`` form (reprs as PyTorch's)."""
 from __future__ import annotations
 
-from ... import _factory
+from ...ops import creation as _factory
 from ..._tensor import Tensor
 from .. import functional as F
 from ..parameter import Parameter

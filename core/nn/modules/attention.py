@@ -3,7 +3,7 @@
 ``bias_k``/``bias_v``) and initialisation, so a PyTorch state dict loads one to one."""
 from __future__ import annotations
 
-from ... import _factory
+from ...ops import creation as _factory
 from ..._tensor import Tensor
 from .. import init
 from ..functional._attention import multi_head_attention_forward

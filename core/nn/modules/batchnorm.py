@@ -4,7 +4,7 @@ statistics in eval; ``momentum=None`` gives the cumulative average; state-dict k
 from __future__ import annotations
 
 from ... import _dtype as D
-from ... import _factory
+from ...ops import creation as _factory
 from ..._tensor import Tensor
 from .. import functional as F
 from .. import init

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import math
 
-from ... import _factory
+from ...ops import creation as _factory
 from ..._tensor import Tensor
 from .. import functional as F
 from .. import init

@@ -751,7 +751,7 @@ class Module:
         return self._apply(lambda t: t.type(dst_type))
 
     def to_empty(self, *, device=None, recurse: bool = True) -> "Module":
-        from ... import _factory
+        from ...ops import creation as _factory
         return self._apply(lambda t: _factory.empty_like(t, device=device), recurse)
 
     def compile(self, *args, **kwargs) -> None:

@@ -1,7 +1,7 @@
 """``LayerNorm``, ``GroupNorm``, ``RMSNorm``, ``LocalResponseNorm``."""
 from __future__ import annotations
 
-from ... import _factory
+from ...ops import creation as _factory
 from ..._tensor import Tensor
 from .. import functional as F
 from .. import init

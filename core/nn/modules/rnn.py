@@ -12,7 +12,7 @@ import math
 import numbers
 import warnings
 
-from ... import _factory
+from ...ops import creation as _factory
 from ..._tensor import Tensor
 from ...ops import rnn as _rnnops
 from ...ops import cat, stack

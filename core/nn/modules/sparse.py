@@ -1,7 +1,7 @@
 """``Embedding`` and ``EmbeddingBag``."""
 from __future__ import annotations
 
-from ... import _factory
+from ...ops import creation as _factory
 from ..._tensor import Tensor, _no_grad
 from .. import functional as F
 from .. import init

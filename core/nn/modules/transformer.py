@@ -7,7 +7,7 @@ from __future__ import annotations
 import copy
 from typing import Callable
 
-from ... import _factory
+from ...ops import creation as _factory
 from ... import _dtype as D
 from ..._tensor import Tensor
 from .. import functional as F

@@ -4,7 +4,7 @@ built on :mod:`parametrize` with PyTorch's state-dict keys
 ``0._u`` / ``0._v`` for spectral norm)."""
 from __future__ import annotations
 
-from ... import _factory
+from ...ops import creation as _factory
 from ... import ops as _ops
 from ..._tensor import Tensor, _no_grad
 from .. import functional as F

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import namedtuple
 from typing import Sequence
 
-from ... import _factory
+from ...ops import creation as _factory
 from ... import _dtype as D
 from ..._tensor import Tensor
 from ...ops import cat, stack

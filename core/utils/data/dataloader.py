@@ -33,7 +33,7 @@ __all__ = ["DataLoader", "default_collate", "default_convert", "get_worker_info"
 
 def _draw_base_seed(generator) -> int:
     """A random non-negative int64 from ``generator`` (ember's default generator when None)."""
-    from ..._factory import empty
+    from ...ops.creation import empty
     from ... import _dtype as D
     return int(empty((), dtype=D.int64).random_(generator=generator).item())
 

@@ -226,8 +226,8 @@ def random_split(dataset: Dataset[T], lengths: Sequence[int | float], generator=
     >>> len(train), len(val)
     (8, 2)
     """
-    from ..._random import default_generator
-    from ..._random import randperm
+    from ...ops.random import default_generator
+    from ...ops.random import randperm
     from ..._devices import cpu
     if generator is None:
         generator = default_generator(cpu())

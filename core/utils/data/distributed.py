@@ -76,7 +76,7 @@ class DistributedSampler(Sampler[T_co]):
     def __iter__(self) -> Iterator[T_co]:
         n = len(self.dataset)
         if self.shuffle:
-            from ..._random import Generator, randperm
+            from ...ops.random import Generator, randperm
             g = Generator().manual_seed(self.seed + self.epoch)
             indices = randperm(n, generator=g).tolist()
         else:

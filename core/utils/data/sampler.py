@@ -27,10 +27,10 @@ class Sampler(Generic[T_co]):
 
 def _private_generator(generator):
     """``generator``, or a fresh cpu generator seeded from ember's default generator."""
-    from ..._random import Generator
+    from ...ops.random import Generator
     if generator is not None:
         return generator
-    from ..._factory import empty
+    from ...ops.creation import empty
     from ... import _dtype as D
     seed = int(empty((), dtype=D.int64).random_().item())
     return Generator().manual_seed(seed)
@@ -71,7 +71,7 @@ class RandomSampler(Sampler[int]):
         return len(self.data_source) if self._num_samples is None else self._num_samples
 
     def __iter__(self) -> Iterator[int]:
-        from ..._random import randint, randperm
+        from ...ops.random import randint, randperm
         n = len(self.data_source)
         g = _private_generator(self.generator)
         ns = self.num_samples
@@ -98,7 +98,7 @@ class SubsetRandomSampler(Sampler[int]):
         self.generator = generator
 
     def __iter__(self) -> Iterator[int]:
-        from ..._random import randperm
+        from ...ops.random import randperm
         for i in randperm(len(self.indices), generator=self.generator).tolist():
             yield self.indices[i]
 
@@ -112,7 +112,7 @@ class WeightedRandomSampler(Sampler[int]):
 
     def __init__(self, weights: Sequence[float], num_samples: int, replacement: bool = True,
                  generator=None) -> None:
-        from ..._factory import as_tensor
+        from ...ops.creation import as_tensor
         from ... import _dtype as D
         if not isinstance(num_samples, int) or isinstance(num_samples, bool) or num_samples <= 0:
             raise ValueError(f"num_samples should be a positive integer value, but got num_samples={num_samples}")
@@ -130,7 +130,7 @@ class WeightedRandomSampler(Sampler[int]):
         self.generator = generator
 
     def __iter__(self) -> Iterator[int]:
-        from ..._random import multinomial
+        from ...ops.random import multinomial
         yield from multinomial(self.weights, self.num_samples, self.replacement, generator=self.generator).tolist()
 
     def __len__(self) -> int:

@@ -27,7 +27,7 @@ default_collate_err_msg_format = (
 
 
 def _as_tensor(x):
-    from ...._factory import as_tensor
+    from ....ops.creation import as_tensor
     return as_tensor(x)
 
 
@@ -161,13 +161,13 @@ def collate_numpy_scalar_fn(batch, *, collate_fn_map: dict | None = None):
 
 
 def collate_float_fn(batch, *, collate_fn_map: dict | None = None):
-    from ...._factory import tensor
+    from ....ops.creation import tensor
     from .... import _dtype as D
     return tensor(batch, dtype=D.float64)
 
 
 def collate_int_fn(batch, *, collate_fn_map: dict | None = None):
-    from ...._factory import tensor
+    from ....ops.creation import tensor
     return tensor(batch)
 
 

@@ -175,7 +175,7 @@ def _warn_full(e) -> None:
 def empty_shared(shape: tuple, dtype):
     """A new contiguous cpu tensor whose storage is a fresh shared-memory segment, or None when
     that is not possible here (no shared memory, zero bytes, a cpu backend that copies)."""
-    from ...._factory import from_numpy
+    from ....ops.creation import from_numpy
     n = 1
     for s in shape:
         n *= s
@@ -359,7 +359,7 @@ def discard(segments) -> None:
 
 def _build(d, maps):
     from ...._dtype import to_dtype
-    from ...._factory import empty, from_numpy
+    from ....ops.creation import empty, from_numpy
     kind = d[0]
     if kind == "T":
         _, name, off, shape, stride, dname, rg = d

@@ -9,12 +9,24 @@ from __future__ import annotations
 import math
 import threading
 
-from . import _devices
-from . import _dtype as D
-from ._tensor import Tensor
-from .ops import _args as U
-from .ops.registry import register_op
-from .ops.writes import write_direct as inplace
+from .. import _devices
+from .. import _dtype as D
+from .. import _plugins
+from .._tensor import Tensor
+from . import _args as U
+from .registry import register_op
+from . import arithmetic as A
+from . import comparison as CMP
+from . import creation as CR
+from . import indexing as IX
+from . import pointwise as PW
+from . import reduction as R
+from . import unary as UN
+from . import writes as W
+
+__all__ = ["bernoulli", "multinomial", "normal", "poisson", "rand", "rand_like", "randint", "randint_like", "randn",
+           "randn_like", "randperm", "Generator", "manual_seed", "seed", "initial_seed", "get_rng_state",
+           "set_rng_state"]
 
 DEFAULT_SEED = 67280421310721  # PyTorch's default cpu seed: unseeded runs repeat
 _lock = threading.Lock()
@@ -49,11 +61,10 @@ class Generator:
     def get_state(self) -> Tensor:
         """The state as a uint8 tensor: on cpu (as PyTorch), or on the generator's own device
         where no cpu backend is installed."""
-        from ._factory import from_numpy, tensor
         state = self._gen.get_state().copy()
         if self._device._type == "cpu" or _has_cpu():
-            return from_numpy(state)
-        return tensor(state, device=self._device)
+            return CR.from_numpy(state)
+        return CR.tensor(state, device=self._device)
 
     def set_state(self, new_state: Tensor) -> "Generator":
         if not isinstance(new_state, Tensor) or new_state._dtype is not D.uint8:
@@ -86,15 +97,13 @@ def manual_seed(seed: int) -> Generator:
         g.manual_seed(seed)
     if _has_cpu():
         return default_generator(_devices.cpu())
-    from ._factory import get_default_device
     try:
-        return default_generator(get_default_device())
+        return default_generator(CR.get_default_device())
     except RuntimeError:  # no cpu backend and no default device set: no generator to return
         return None
 
 
 def _has_cpu() -> bool:
-    from . import _plugins
     _plugins.load()
     return "cpu" in _plugins._by_type
 
@@ -161,7 +170,7 @@ def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, *, generator=None
 def _fill(op, t, a, b, generator):
     g = _gen_for(t, generator)
     if t.is_contiguous():
-        return inplace(op, t, t._device, (t, a, b, g), (), None)
+        return W.write_direct(op, t, t._device, (t, a, b, g), (), None)
     tmp = t._device._backend.empty(t._shape, t._dtype, t._device)
     t._device._kernels[op.name](tmp, a, b, g)
     return t.copy_(tmp)
@@ -169,8 +178,7 @@ def _fill(op, t, a, b, generator):
 
 def _new(shape, dtype, device, op):
     dt = D.get_default_dtype() if dtype is None else D.to_dtype(dtype)
-    from ._factory import _resolve_device
-    dev = _resolve_device(device)
+    dev = CR._resolve_device(device)
     dev._backend.check_dtype(dt, op)
     return dev._backend.empty(shape, dt, dev)
 
@@ -201,8 +209,7 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, o
 
 def _done(t, requires_grad, out):
     if out is not None:
-        from ._factory import _into_out
-        return _into_out(out, t)
+        return CR._into_out(out, t)
     if requires_grad:
         t.requires_grad_(True)
     return t
@@ -233,15 +240,13 @@ def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=N
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
     shape = _sizes((size,), "randint")
     dt = D.int64 if dtype is None else D.to_dtype(dtype)
-    from ._factory import _resolve_device
-    dev = _resolve_device(device)
+    dev = CR._resolve_device(device)
     span = high - low
     probe = dev._backend.empty((), D.float32, dev)
     u = _uniform_float(shape, dev, _gen_for(probe, generator), span)
-    from . import ops
-    r = ops.floor(ops.mul(u, float(span)))
-    r = ops.clamp(r, max=float(span - 1))  # guard against rounding up to span
-    r = ops.add(r.to(D.int64), low)
+    r = UN.floor(A.mul(u, float(span)))
+    r = PW.clamp(r, max=float(span - 1))  # guard against rounding up to span
+    r = A.add(r.to(D.int64), low)
     return _done(r.to(dt), requires_grad, out)
 
 
@@ -263,12 +268,10 @@ def randperm(n: int, *, generator=None, dtype=None, device=None, requires_grad=F
     """A random permutation of 0..n-1."""
     if n < 0:
         raise RuntimeError(f"randperm: n must be non-negative, got {n}")
-    from ._factory import _resolve_device
-    from . import ops
-    dev = _resolve_device(device)
+    dev = CR._resolve_device(device)
     probe = dev._backend.empty((), D.float32, dev)
     u = _uniform_float((n,), dev, _gen_for(probe, generator), max(n, 2) ** 2)
-    idx = ops.argsort(u, stable=True)
+    idx = IX.argsort(u, stable=True)
     dt = D.int64 if dtype is None else D.to_dtype(dtype)
     return _done(idx.to(dt), requires_grad, out)
 
@@ -293,26 +296,24 @@ def randint_like(input, low=0, high=None, *, dtype=None, device=None, requires_g
 def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=None, requires_grad=False,
            out=None) -> Tensor:
     """Samples from N(mean, std^2); mean and std may be tensors (broadcast) or floats."""
-    from . import ops
     mt, st = isinstance(mean, Tensor), isinstance(std, Tensor)
     if not mt and not st:
         if size is None:
             raise TypeError("normal() with float mean and std needs a size")
         t = randn(*((size,) if isinstance(size, int) else size), generator=generator, dtype=dtype, device=device)
-        with_ = ops.add(ops.mul(t, float(std)), float(mean))
+        with_ = A.add(A.mul(t, float(std)), float(mean))
         return _done(with_, requires_grad, out)
     ref = mean if mt else std
     if st and bool((std < 0).any()):
         raise RuntimeError("normal expects all elements of std >= 0.0")
     shape = U.broadcast_shapes(mean._shape if mt else (), std._shape if st else (), "normal")
     z = randn(shape, generator=generator, dtype=ref._dtype, device=ref._device)
-    r = ops.add(ops.mul(z, std), mean)
+    r = A.add(A.mul(z, std), mean)
     return _done(r.detach(), requires_grad, out)
 
 
 def bernoulli(input: Tensor, p=None, *, generator=None, out=None) -> Tensor:
     """Samples 1 with probability ``input`` (or ``p``), else 0, in input's dtype."""
-    from . import ops
     probs = input if p is None else p
     if isinstance(probs, Tensor):
         if bool(((probs < 0) | (probs > 1)).any()):
@@ -322,7 +323,7 @@ def bernoulli(input: Tensor, p=None, *, generator=None, out=None) -> Tensor:
     dt = input._dtype if input._dtype.category == D._FLOAT else D.get_default_dtype()
     u = rand(input._shape, dtype=dt if dt is not D.float16 and dt is not D.bfloat16 else D.float32,
              device=input._device, generator=generator)
-    r = ops.lt(u, probs.detach() if isinstance(probs, Tensor) else probs).to(input._dtype)
+    r = CMP.lt(u, probs.detach() if isinstance(probs, Tensor) else probs).to(input._dtype)
     return _done(r, False, out)
 
 
@@ -332,7 +333,6 @@ def bernoulli_(self: Tensor, p=0.5, *, generator=None) -> Tensor:
 
 def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *, generator=None, out=None) -> Tensor:
     """Indices sampled from the rows of ``input`` (non-negative weights)."""
-    from . import ops
     if input.dim() not in (1, 2):
         raise RuntimeError(f"prob_dist must be 1 or 2 dim, got {input.dim()}")
     n_cat = input._shape[-1]
@@ -341,24 +341,24 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *, g
     if num_samples <= 0:
         raise RuntimeError(f"cannot sample n_sample <= 0 samples, got {num_samples}")
     w = input.detach().to(D.float64 if input._device._backend.supports_dtype(D.float64) else D.float32)
-    if bool((w < 0).any()) or not bool(ops.isfinite(w).all()):
+    if bool((w < 0).any()) or not bool(CMP.isfinite(w).all()):
         raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
     rows = w if w.dim() == 2 else w.unsqueeze(0)
     if bool((rows.sum(-1) <= 0).any()):
         raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
     if replacement:
-        cdf = ops.cumsum(rows, -1)
-        cdf = ops.div(cdf, cdf[:, -1:])
+        cdf = R.cumsum(rows, -1)
+        cdf = A.div(cdf, cdf[:, -1:])
         u = rand((rows._shape[0], num_samples), dtype=cdf._dtype, device=input._device, generator=generator)
-        idx = ops.searchsorted(cdf, u, right=True)
-        idx = ops.clamp(idx, max=n_cat - 1)
+        idx = IX.searchsorted(cdf, u, right=True)
+        idx = PW.clamp(idx, max=n_cat - 1)
     else:
         # Gumbel top-k: argsort of log(w) + Gumbel noise, without replacement
         u = rand(rows._shape, dtype=rows._dtype, device=input._device, generator=generator)
-        u = ops.clamp(u, min=1e-30)
-        keys = ops.sub(ops.log(rows), ops.log(ops.neg(ops.log(u))))
-        keys = ops.where(rows > 0, keys, float("-inf"))
-        idx = ops.argsort(keys, dim=-1, descending=True, stable=True)[:, :num_samples]
+        u = PW.clamp(u, min=1e-30)
+        keys = A.sub(UN.log(rows), UN.log(UN.neg(UN.log(u))))
+        keys = PW.where(rows > 0, keys, float("-inf"))
+        idx = IX.argsort(keys, dim=-1, descending=True, stable=True)[:, :num_samples]
     if input.dim() == 1:
         idx = idx.squeeze(0)
     return _done(idx.to(D.int64).contiguous(), False, out)
@@ -366,18 +366,17 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *, g
 
 def poisson(input: Tensor, generator=None) -> Tensor:
     """Poisson samples with rates ``input`` (inversion by sequential search; rates should be modest)."""
-    from . import ops
     lam = input.detach().to(D.float64 if input._device._backend.supports_dtype(D.float64) else D.float32)
     u = rand(lam._shape, dtype=lam._dtype, device=lam._device, generator=generator)
-    k = ops.zeros_like(lam)
-    p = ops.exp(ops.neg(lam))
+    k = CR.zeros_like(lam)
+    p = UN.exp(UN.neg(lam))
     s = p.clone()
     limit = int(max(10.0, float(lam.max().item()) * 3 + 10 * math.sqrt(float(lam.max().item()) + 1))) if lam.numel() else 0
     for i in range(1, limit + 1):
         more = u > s
         if not bool(more.any()):
             break
-        k = ops.where(more, k + 1, k)
-        p = ops.mul(p, ops.div(lam, float(i)))
-        s = ops.add(s, p)
+        k = PW.where(more, k + 1, k)
+        p = A.mul(p, A.div(lam, float(i)))
+        s = A.add(s, p)
     return k.to(input._dtype)

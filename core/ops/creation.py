@@ -3,14 +3,22 @@ linspace, logspace, eye, empty_strided, and the legacy ``Tensor(...)`` construct
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
-from . import _devices
-from . import _dtype as D
-from . import _state
-from ._tensor import Tensor, _alias
-from .ops import _args as U
+from .. import _devices
+from .. import _dtype as D
+from .. import _state
+from .._tensor import Tensor, _alias
+from . import _args as U
+from .writes import write_out
+from . import copy as CP
+from . import views as V
+
+__all__ = ["arange", "as_tensor", "asarray", "empty", "empty_like", "empty_strided", "eye", "from_numpy", "full",
+           "full_like", "linspace", "logspace", "ones", "ones_like", "scalar_tensor", "tensor", "zeros",
+           "zeros_like", "get_default_device", "set_default_device"]
 
 def set_default_device(device) -> None:
     """Device that factories use when ``device=`` is not given (``None``: cpu)."""
@@ -103,7 +111,6 @@ def _infer_dtype(arr: np.ndarray, data):
 def tensor(data, *, dtype=None, device=None, requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """A new tensor holding a copy of ``data`` (numbers, nested sequences, numpy arrays, tensors)."""
     if isinstance(data, Tensor):
-        import warnings
         warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.clone().detach() or "
                       "sourceTensor.clone().detach().requires_grad_(True), rather than ember.tensor(sourceTensor).",
                       UserWarning, stacklevel=2)
@@ -183,8 +190,7 @@ def _filled(shape, value, dtype, device, op):
     be = dev._backend
     be.check_dtype(dt, op)
     t = be.empty(shape, dt, dev)
-    from .ops.copy import _scalar_for
-    dev._kernels["fill_"](t, _scalar_for(value, dt, op))
+    dev._kernels["fill_"](t, CP.scalar_for(value, dt, op))
     return t
 
 
@@ -330,13 +336,11 @@ def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad=
     dt = D.get_default_dtype() if dtype is None else D.to_dtype(dtype)
     t = _filled((n, m), 0, dt, device, "eye")
     if n and m:
-        from .ops.views import diagonal
-        t._device._kernels["fill_"](diagonal(t), 1 if dt.category != D._FLOAT else 1.0)
+        t._device._kernels["fill_"](V.diagonal(t), 1 if dt.category != D._FLOAT else 1.0)
     return _into_out(out, t) if out is not None else _finish(t, requires_grad)
 
 
 def _into_out(out: Tensor, t: Tensor) -> Tensor:
-    from .ops.elementwise import write_out
     return write_out(out, t, "out")
 
 

@@ -1,0 +1,133 @@
+"""Two operands: PyTorch's type promotion (python scalars and 0-d tensors included), device and
+broadcast checks, and the declaration of elementwise binary ops built on them.
+
+A binary op's meta is :func:`binary_meta`: it promotes both operands to the compute dtype
+(casting tensors, converting python scalars), checks devices and broadcasting, and returns the
+plan ``(device, (a, b), inputs)``; ``inputs`` holds the operands that are tensors.
+"""
+from __future__ import annotations
+
+import sys
+
+from .. import _dtype as D
+from .._tensor import Tensor
+from . import _args as U
+from . import copy as CP
+from .declare import defop
+from .registry import ALL
+
+_FLOAT = D._FLOAT
+_combine = D.combine_levels
+_scalar_dtype = D.scalar_dtype
+
+# kinds of binary ops: how the compute dtype is chosen and which dtypes are refused
+ARITH, FLOATOP, COMPARE, LOGICAL, BITWISE = range(5)
+
+
+def promote(op: str, a, b, kind: int):
+    """Promote, cast and check two operands; returns ``(a, b, device, compute dtype)``."""
+    ta = isinstance(a, Tensor)
+    tb = isinstance(b, Tensor)
+    if ta and tb:
+        da, db = a._dtype, b._dtype
+        if da is db:
+            ct = da
+        else:
+            ct = D.result_type(a, b)
+        dev = a._device
+        if b._device is not dev:
+            dev = U.common_device(op, a, b)
+            if a._device is not dev:
+                a = a.item() if not a._requires_grad else a.to(dev)
+                ta = isinstance(a, Tensor)
+            if b._device is not dev:
+                b = b.item() if not b._requires_grad else b.to(dev)
+                tb = isinstance(b, Tensor)
+        if ta and tb and a._shape != b._shape:
+            U.broadcast_shapes(a._shape, b._shape, op)
+    elif ta:
+        if not U.is_scalar(b):
+            raise TypeError(f"{op}(): unsupported operand type {type(b).__name__} (expected a Tensor or a number)")
+        ct = _combine(None, a._dtype, _scalar_dtype(b)) if not a._shape else _combine(a._dtype, None, _scalar_dtype(b))
+        dev = a._device
+    elif tb:
+        if not U.is_scalar(a):
+            raise TypeError(f"{op}(): unsupported operand type {type(a).__name__} (expected a Tensor or a number)")
+        ct = _combine(None, b._dtype, _scalar_dtype(a)) if not b._shape else _combine(b._dtype, None, _scalar_dtype(a))
+        dev = b._device
+    else:
+        raise TypeError(f"{op}(): expected at least one Tensor argument, got {type(a).__name__} and {type(b).__name__}")
+    if kind == FLOATOP and ct.category != _FLOAT:
+        ct = D.get_default_dtype()
+    elif kind == BITWISE and ct.category == _FLOAT:
+        raise U.dtype_not_implemented(f"{op}_cpu", ct, f"{op} needs integer or bool operands")
+    if ta:
+        if a._dtype is not ct:
+            a = CP.cast(a, ct)
+    else:
+        a = U.scalar_value(a, ct, op)
+    if tb:
+        if b._dtype is not ct:
+            b = CP.cast(b, ct)
+    else:
+        b = U.scalar_value(b, ct, op)
+    return a, b, dev, ct
+
+
+def operands(a, b) -> tuple:
+    """The tensors among two (promoted) operands, in order: the ``inputs`` autograd sees."""
+    if isinstance(a, Tensor):
+        return (a, b) if isinstance(b, Tensor) else (a,)
+    return (b,)
+
+
+def is_operand_tensor(x) -> bool:
+    """Whether a saved operand is a tensor (or its metadata), not a python scalar."""
+    return not isinstance(x, (int, float, bool))
+
+
+def binary_grads(ctx, g, fa, fb) -> tuple:
+    """A binary op's backward: ``fa(g, a, b)`` and ``fb(g, a, b)`` for the operands that are
+    tensors and need a gradient."""
+    a, b = ctx.args[0], ctx.args[1]
+    res = []
+    i = 0
+    if is_operand_tensor(a):
+        res.append(fa(g, a, b) if ctx.needs_input_grad[i] else None)
+        i += 1
+    if is_operand_tensor(b):
+        res.append(fb(g, a, b) if ctx.needs_input_grad[i] else None)
+    return tuple(res)
+
+
+def binary_meta(name: str, kind: int, no_bool: bool = False):
+    """The meta of an elementwise binary op: ``(input, other) -> (device, (a, b), inputs)``;
+    ``no_bool`` refuses bool operands (as PyTorch)."""
+    if no_bool:
+        def meta(input, other):
+            a, b, dev, ct = promote(name, input, other, kind)
+            if ct is D.bool:
+                raise U.dtype_not_implemented(f"{name}_cpu", ct)
+            return dev, (a, b), operands(a, b)
+    else:
+        def meta(input, other):
+            a, b, dev, _ = promote(name, input, other, kind)
+            return dev, (a, b), operands(a, b)
+    meta.__name__ = meta.__qualname__ = name
+    return meta
+
+
+def binary(name: str, kind: int, fa=None, fb=None, *, saves=ALL, save_output=False, decomposition=None, doc: str = "",
+           no_bool: bool = False, inplace: bool = True):
+    """Declare an elementwise binary op ``f(input, other, *, out=None)`` (and ``f_(self, other)``)
+    whose gradients are ``fa(g, a, b)`` and ``fb(g, a, b)`` (both None: not differentiable)."""
+    differentiable = fa is not None
+    backward = (lambda ctx, g: binary_grads(ctx, g, fa, fb)) if differentiable else None
+    result = "elementwise" if kind in (ARITH, FLOATOP, BITWISE) else None  # comparisons give bool
+    return defop(name, binary_meta(name, kind, no_bool), backward=backward, saves=saves, save_output=save_output,
+                 decomposition=decomposition, differentiable=differentiable, result=result, inplace=inplace,
+                 group="binary", doc=doc, module=_caller())
+
+
+def _caller() -> str:
+    return sys._getframe(2).f_globals.get("__name__", __name__)

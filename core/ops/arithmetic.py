@@ -1,0 +1,344 @@
+"""Arithmetic: add, sub, mul, div (true, truncating and floor), remainder, fmod, pow, maximum and
+minimum (and their NaN-ignoring fmax/fmin), addcmul/addcdiv, with PyTorch's type promotion.
+
+add, sub, mul, div, pow, maximum, minimum and fmod are primitives (see
+:mod:`ember.ops.primitives`); the others decompose into them.
+"""
+from __future__ import annotations
+
+import math
+
+from .. import _dtype as D
+from .._tensor import Tensor
+from . import _args as U
+from . import comparison as CMP
+from . import creation as CR
+from . import pointwise as PW
+from . import unary as UN
+from ._binary import ARITH, FLOATOP, binary, binary_grads, binary_meta, operands, promote
+from .declare import composite, defop
+from .registry import dispatch
+
+__all__ = ["add", "add_", "sub", "sub_", "subtract", "subtract_", "rsub", "mul", "mul_", "multiply", "multiply_",
+           "div", "div_", "divide", "divide_", "true_divide", "true_divide_", "floor_divide", "floor_divide_",
+           "fmod", "fmod_", "remainder", "remainder_", "pow", "pow_", "float_power", "float_power_", "maximum",
+           "minimum", "fmax", "fmin", "addcmul", "addcmul_", "addcdiv", "addcdiv_"]
+
+_FLOAT = D._FLOAT
+_INT = D._INT
+
+# the plain two-operand metas of the Tensor operators (``x + y`` has no alpha to check)
+add_operands = binary_meta("add", ARITH)
+
+
+# -- add, sub ---------------------------------------------------------------------------------
+
+def _is_bool(x) -> bool:
+    return x._dtype is D.bool if isinstance(x, Tensor) else isinstance(x, bool)
+
+
+def _check_bool_sub(a, b):
+    ba, bb = _is_bool(a), _is_bool(b)
+    if ba and bb:
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
+                           "`logical_xor()` operator instead.")
+    if ba or bb:
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to "
+                           "invert a mask, use the `~` or `logical_not()` operator instead.")
+
+
+def _scaled_other(input, other, alpha, op):
+    """``alpha * other`` for add/sub, with PyTorch's checks on ``alpha``."""
+    rt = D.result_type(input, other)
+    if isinstance(alpha, bool):
+        if rt is not D.bool:
+            raise RuntimeError(f"{op}: Boolean alpha only supported for Boolean results.")
+    elif isinstance(alpha, float) and rt.category != _FLOAT:
+        raise RuntimeError(f"{op}: For integral input tensors, argument alpha must not be a floating point number.")
+    if not isinstance(other, Tensor):
+        return other * alpha
+    return mul(other, alpha)
+
+
+@defop("add", backward=lambda ctx, g: binary_grads(ctx, g, lambda g, a, b: g, lambda g, a, b: g), saves=(),
+       result="elementwise", inplace=True, group="binary")
+def add(input, other, *, alpha=1):
+    """``input + alpha * other``."""
+    if alpha.__class__ is not int or alpha != 1:
+        other = _scaled_other(input, other, alpha, "add")
+    a, b, dev, _ = promote("add", input, other, ARITH)
+    return dev, (a, b), operands(a, b)
+
+
+@defop("sub", backward=lambda ctx, g: binary_grads(ctx, g, lambda g, a, b: g, lambda g, a, b: -g), saves=(),
+       result="elementwise", inplace=True, group="binary")
+def sub(input, other, *, alpha=1):
+    """``input - alpha * other`` (refused for bool operands: use ``^`` or ``~``)."""
+    _check_bool_sub(input, other)
+    if alpha.__class__ is not int or alpha != 1:
+        other = _scaled_other(input, other, alpha, "sub")
+    a, b, dev, _ = promote("sub", input, other, ARITH)
+    return dev, (a, b), operands(a, b)
+
+
+add_, sub_ = add.inplace, sub.inplace
+
+
+def sub_operands(input, other):
+    """The meta of ``input - other`` (no alpha)."""
+    _check_bool_sub(input, other)
+    a, b, dev, _ = promote("sub", input, other, ARITH)
+    return dev, (a, b), operands(a, b)
+
+subtract, subtract_ = sub, sub_
+
+
+@composite("rsub", out=False)
+def rsub(input, other, *, alpha=1):
+    """``other - alpha * input``."""
+    return sub(other, input, alpha=alpha)
+
+
+# -- mul, div ---------------------------------------------------------------------------------
+
+mul = binary("mul", ARITH, lambda g, a, b: g * b, lambda g, a, b: g * a, doc="``input * other``")
+mul_ = mul.inplace
+multiply, multiply_ = mul, mul_
+
+
+def _is_int(x):
+    return (isinstance(x, Tensor) and x._dtype.category <= _INT) or (isinstance(x, (int, bool)) and not isinstance(x, float))
+
+
+def _div_a(g, a, b):
+    return g / b
+
+
+def _div_b(g, a, b):
+    return -g * a / (b * b)
+
+
+@defop("div", backward=lambda ctx, g: binary_grads(ctx, g, _div_a, _div_b), result="elementwise", inplace=True,
+       group="binary")
+def div(input, other, *, rounding_mode=None):
+    """``input / other``; ``rounding_mode`` None (true division), 'trunc' or 'floor'."""
+    if rounding_mode is None:
+        a, b, dev, _ = promote("div", input, other, FLOATOP)
+        return dev, (a, b), operands(a, b)
+    if rounding_mode == "trunc":
+        if _is_int(input) and _is_int(other):
+            a, b, dev, _ = promote("div", input, other, ARITH)
+            return dev, (a, b), ()  # integer division truncates (the primitive's contract); not differentiable
+        return None, UN.trunc(div(input, other)), None
+    if rounding_mode == "floor":
+        return None, floor_divide(input, other), None
+    raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'")
+
+
+div_ = div.inplace
+divide, divide_ = div, div_
+true_divide, true_divide_ = div, div_
+div_operands = binary_meta("div", FLOATOP)
+_DIV = div.op
+
+
+def _floor_div_decomp(a, b):
+    if (a._dtype if isinstance(a, Tensor) else b._dtype).category != _FLOAT:
+        dev = a._device if isinstance(a, Tensor) else b._device
+        q = dispatch(_DIV, dev, (a, b), ())  # truncated
+        r = fmod(a, b)
+        b_neg = CMP.lt(b, 0) if isinstance(b, Tensor) else (b < 0)
+        adjust = CMP.logical_and(CMP.ne(r, 0), CMP.ne(CMP.lt(r, 0), b_neg))
+        return sub(q, adjust.to(q._dtype))
+    # python's float floor division: (a - fmod(a, b)) / b, corrected
+    mod = fmod(a, b)
+    d = div(sub(a, mod), b)
+    b_neg = CMP.lt(b, 0) if isinstance(b, Tensor) else (b < 0)
+    fix = CMP.logical_and(CMP.ne(mod, 0), CMP.ne(b_neg, CMP.lt(mod, 0)))
+    d = PW.where(fix, sub(d, 1.0), d)
+    fl = UN.floor(d)
+    fl = PW.where(CMP.gt(sub(d, fl), 0.5), add(fl, 1.0), fl)
+    if not isinstance(b, Tensor):
+        return fl if b != 0 else div(a, b)
+    return PW.where(CMP.ne(b, 0), fl, div(a, b))  # x // 0 is +-inf or nan, as true division
+
+
+@defop("floor_divide", decomposition=_floor_div_decomp, differentiable=False, result="elementwise", inplace=True,
+       group="binary")
+def floor_divide(input, other):
+    """Division rounded toward negative infinity (python's ``//``)."""
+    a, b, dev, ct = promote("floor_divide", input, other, ARITH)
+    if ct is D.bool:
+        raise U.dtype_not_implemented("div_floor_cpu", ct)
+    return dev, (a, b), operands(a, b)
+
+
+floor_divide_ = floor_divide.inplace
+
+
+# -- remainders ---------------------------------------------------------------------------------
+
+fmod = binary("fmod", ARITH, lambda g, a, b: g, lambda g, a, b: -g * UN.trunc(a / b),
+              doc="C's fmod: remainder with the sign of the dividend", no_bool=True)
+fmod_ = fmod.inplace
+
+
+def _remainder_decomp(a, b):
+    r = fmod(a, b)
+    b_neg = CMP.lt(b, 0) if isinstance(b, Tensor) else (b < 0)
+    fix = CMP.logical_and(CMP.ne(r, 0), CMP.ne(CMP.lt(r, 0), b_neg))
+    return PW.where(fix, add(r, b), r)
+
+
+remainder = binary("remainder", ARITH, lambda g, a, b: g, lambda g, a, b: -g * floor_divide(a, b),
+                   decomposition=_remainder_decomp, doc="python's ``%``: remainder with the sign of the divisor",
+                   no_bool=True)
+remainder_ = remainder.inplace
+
+
+# -- maximum, minimum ---------------------------------------------------------------------------
+
+def _max_a(g, a, b):
+    return PW.where(CMP.eq(a, b), g / 2, PW.where(CMP.gt(a, b), g, 0.0))
+
+
+def _max_b(g, a, b):
+    return PW.where(CMP.eq(a, b), g / 2, PW.where(CMP.lt(a, b), g, 0.0))
+
+
+maximum = binary("maximum", ARITH, _max_a, _max_b, doc="elementwise maximum (NaN propagates)", inplace=False)
+minimum = binary("minimum", ARITH, _max_b, _max_a, doc="elementwise minimum (NaN propagates)", inplace=False)
+
+
+def _fmax_decomp(a, b):
+    return PW.where(CMP.isnan(a), b, PW.where(CMP.isnan(b), a, maximum(a, b)))
+
+
+def _fmin_decomp(a, b):
+    return PW.where(CMP.isnan(a), b, PW.where(CMP.isnan(b), a, minimum(a, b)))
+
+
+def _fmax_a(g, a, b):
+    return PW.where(CMP.logical_or(CMP.ge(a, b), CMP.isnan(b)), g, 0.0)
+
+
+def _fmax_b(g, a, b):
+    return PW.where(CMP.logical_and(CMP.logical_not(CMP.ge(a, b)), CMP.logical_not(CMP.isnan(b))), g, 0.0)
+
+
+def _fmin_a(g, a, b):
+    return PW.where(CMP.logical_or(CMP.le(a, b), CMP.isnan(b)), g, 0.0)
+
+
+def _fmin_b(g, a, b):
+    return PW.where(CMP.logical_and(CMP.logical_not(CMP.le(a, b)), CMP.logical_not(CMP.isnan(b))), g, 0.0)
+
+
+fmax = binary("fmax", ARITH, _fmax_a, _fmax_b, decomposition=_fmax_decomp, doc="elementwise maximum ignoring NaN",
+              inplace=False)
+fmin = binary("fmin", ARITH, _fmin_a, _fmin_b, decomposition=_fmin_decomp, doc="elementwise minimum ignoring NaN",
+              inplace=False)
+
+
+# -- pow ----------------------------------------------------------------------------------------
+
+def _pow_a(g, a, b):
+    if isinstance(b, (int, float)):
+        if b == 0:
+            return g * 0.0
+        return g * b * pow(a, b - 1)
+    return g * b * pow(a, b - 1)
+
+
+def _pow_b(g, a, b):
+    if isinstance(a, (int, float)):
+        return g * pow(a, b) * math.log(a) if a > 0 else g * 0.0
+    la = UN.log(a)
+    return g * pow(a, b) * PW.where(CMP.logical_and(CMP.eq(a, 0), CMP.ge(b, 0)), 0.0, la)
+
+
+def _int_pow(a, b, dev, op):
+    """Integer ``a ** b`` where the exponent tensor ``b`` has negative entries: as PyTorch,
+    ``x ** -n`` is ``1 / x ** n`` truncated (1 for 1, +-1 for -1, 0 otherwise)."""
+    neg_e = CMP.lt(b, 0)
+    r = dispatch(op, dev, (a, PW.where(neg_e, 0, b)), ())
+    sign_of_odd = PW.where(CMP.ne(remainder(b, 2), 0), -1, 1)
+    if isinstance(a, Tensor):
+        recip = PW.where(CMP.eq(a, 1), 1, PW.where(CMP.eq(a, -1), sign_of_odd, 0))
+    else:
+        recip = 1 if a == 1 else (sign_of_odd if a == -1 else 0)
+    return PW.where(neg_e, recip, r).to(r._dtype)
+
+
+@defop("pow", backward=lambda ctx, g: binary_grads(ctx, g, _pow_a, _pow_b), result="elementwise", inplace=True,
+       group="binary")
+def pow(input, exponent):
+    """``input ** exponent``. Integer tensors to a negative python-int power are refused (as
+    PyTorch); negative entries of an integer exponent tensor give ``1 / x ** n`` truncated."""
+    if not isinstance(input, Tensor) and not isinstance(exponent, Tensor):
+        raise TypeError(f"pow(): expected at least one Tensor argument, got {type(input).__name__} and "
+                        f"{type(exponent).__name__}")
+    a, b, dev, ct = promote("pow", input, exponent, ARITH)
+    if ct.category <= _INT:
+        if ct is D.bool:
+            if isinstance(a, Tensor) and not isinstance(b, Tensor):  # x ** True is x, x ** False is all True
+                return None, (a.clone() if b else CR.full(a._shape, True, dtype=D.bool, device=dev)), None
+            raise U.dtype_not_implemented("pow", ct)
+        if not isinstance(b, Tensor):
+            if b < 0:
+                raise RuntimeError(f"pow: Integers to negative integer powers are not allowed (exponent {b} for "
+                                   f"{U.desc(a)}).")
+        elif b.numel() and bool(CMP.lt(b, 0).any().item()):
+            return None, _int_pow(a, b, dev, pow.op), None
+    return dev, (a, b), operands(a, b)
+
+
+pow_ = pow.inplace
+
+
+@composite("float_power", inplace=True, exact_dtype=True)
+def float_power(input, exponent):
+    """``pow`` computed in float64 (an ``out=`` tensor or in-place ``self`` must be float64)."""
+    x = input.to(D.float64) if isinstance(input, Tensor) else float(input)
+    e = exponent.to(D.float64) if isinstance(exponent, Tensor) else float(exponent)
+    return pow(x, e)
+
+
+float_power_ = float_power.inplace
+
+
+# -- fused multiply/divide-add ------------------------------------------------------------------
+
+def _check_addcdiv(t1, t2):
+    if isinstance(t1, Tensor) and isinstance(t2, Tensor) and t1._dtype.category <= _INT and t2._dtype.category <= _INT:
+        raise RuntimeError("addcdiv: Integer division with addcdiv is no longer supported, and in a future release "
+                           "addcdiv will perform a true division of tensor1 and tensor2. The historic addcdiv behavior "
+                           "can be implemented as (input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for "
+                           "integer inputs and as (input + value * tensor1 / tensor2) for float inputs.")
+
+
+def _addcmul_inplace(self, tensor1, tensor2, *, value=1):
+    return add_(self, mul(mul(tensor1, tensor2), value) if value != 1 else mul(tensor1, tensor2))
+
+
+def _addcdiv_inplace(self, tensor1, tensor2, *, value=1):
+    _check_addcdiv(tensor1, tensor2)
+    q = div(tensor1, tensor2)
+    return add_(self, mul(q, value) if value != 1 else q)
+
+
+@composite("addcmul", inplace=_addcmul_inplace)
+def addcmul(input, tensor1, tensor2, *, value=1):
+    """``input + value * tensor1 * tensor2``."""
+    return add(input, mul(mul(tensor1, tensor2), value) if value != 1 else mul(tensor1, tensor2))
+
+
+@composite("addcdiv", inplace=_addcdiv_inplace)
+def addcdiv(input, tensor1, tensor2, *, value=1):
+    """``input + value * tensor1 / tensor2``."""
+    _check_addcdiv(tensor1, tensor2)
+    q = div(tensor1, tensor2)
+    return add(input, mul(q, value) if value != 1 else q)
+
+
+addcmul_, addcdiv_ = addcmul.inplace, addcdiv.inplace
