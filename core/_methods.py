@@ -1,36 +1,63 @@
-"""Binds op front ends to ``Tensor`` as methods and operators (``x.exp()``, ``x + y``, ``x[i]``)."""
+"""The ``Tensor`` methods that need the layers above the Tensor class (:mod:`ember._tensor` holds
+the metadata and conversions that need nothing above it).
+
+:func:`install` (run once by ``import ember``) binds:
+
+* the op front ends: every op declared with ``method=True`` (``x.exp()``, ``x.add_(y)``...) and
+  the plain functions listed in :data:`PLAIN_METHODS` (``x.allclose(y)``...);
+* the operators (``x + y``, ``x[i]``, ``x @ y``...);
+* methods with a signature of their own (varargs ``x.flip(0, 1)``, ``x.new_zeros(...)``,
+  ``x.where(c, y)``, the random fills);
+* autograd's attributes (``requires_grad``, ``grad_fn``, hooks, ``backward``) and the
+  protocols (``to``/``type``, ``repr``, pickling, ``deepcopy``, DLPack, the legacy constructor).
+
+``tests/test_public_names.py`` pins the resulting list of Tensor methods.
+"""
 from __future__ import annotations
 
+import math
+
+import numpy as np
+
+from . import _devices
 from . import _dtype as D
+from . import _dlpack
+from . import _legacy
+from . import _repr
+from . import _state
 from . import ops
-from ._tensor import Tensor, Size, _alias
+from ._device import device as _device_cls
+from ._graph import RemovableHandle, grad_fn_of, view_requires_grad
+from ._storage import UntypedStorage
+from ._tensor import Tensor
+from .autograd import engine
+from .backend import contiguous_strides
 from .ops import _args as U
 from .ops import arithmetic as A
+from .ops import creation
 from .ops import random as _random
 from .ops.registry import dispatch
 
-# op functions that are not Tensor methods (they take no tensor first, or torch has no method)
-_NOT_METHODS = {
-    "cat", "concat", "concatenate", "stack", "hstack", "vstack", "row_stack", "dstack", "column_stack", "meshgrid",
-    "einsum", "broadcast_tensors", "broadcast_shapes", "block_diag", "tril_indices", "triu_indices", "where",
-    "atleast_1d", "atleast_2d", "atleast_3d", "tensordot",
-}
+_grad = _state.grad
+
+#: functions of ``ember.ops`` that are Tensor methods without being declared ops
+PLAIN_METHODS = ("allclose", "equal")
 
 
-def _bind_methods() -> None:
+_NOT_METHODS = {"broadcast_shapes", "tril_indices", "triu_indices", "where"}  # transition: see _bind_ops
+
+
+def _bind_ops() -> None:
     skip = set(ops.creation.__all__) | set(ops.random.__all__) | _NOT_METHODS
     for name in ops.__all__:
         fn = getattr(ops, name)
         op = getattr(fn, "op", None)
-        if op is not None:
-            if not op.method:
-                continue
-        elif name in skip:
-            continue
-        if name in Tensor.__dict__:
-            continue
-        setattr(Tensor, name, fn)
+        bind = op.method if op is not None else (name in PLAIN_METHODS or name not in skip)
+        if bind and name not in Tensor.__dict__:
+            setattr(Tensor, name, fn)
 
+
+# -- operators ----------------------------------------------------------------------------------
 
 def _operator(op, meta, reflected: bool = False):
     """``Tensor.__add__`` and friends: ``meta(self, other)`` (or ``(other, self)``) straight to
@@ -48,25 +75,6 @@ def _operator(op, meta, reflected: bool = False):
                 return NotImplemented
             dev, args, inputs = meta(self, other)
             return dispatch(op, dev, args, inputs) if dev is not None else args
-    return method
-
-
-def _varargs_dims(fn):
-    def method(self, *dims):
-        if len(dims) == 1 and isinstance(dims[0], (list, tuple)):
-            dims = tuple(dims[0])
-        return fn(self, dims)
-    method.__name__ = fn.__name__
-    method.__doc__ = fn.__doc__
-    return method
-
-
-def _cmp(fn):
-    def method(self, other):
-        if not isinstance(other, Tensor) and not U.is_scalar(other):
-            return NotImplemented
-        return fn(self, other)
-    method.__name__ = fn.__name__
     return method
 
 
@@ -103,6 +111,18 @@ def _invert(self):
     return ops.bitwise_not(self)
 
 
+# -- methods with signatures of their own ---------------------------------------------------------
+
+def _varargs_dims(fn):
+    def method(self, *dims):
+        if len(dims) == 1 and isinstance(dims[0], (list, tuple)):
+            dims = tuple(dims[0])
+        return fn(self, dims)
+    method.__name__ = fn.__name__
+    method.__doc__ = fn.__doc__
+    return method
+
+
 def _new_like(kind):
     def method(self, *size, dtype=None, device=None, requires_grad=False, **kw):
         if kind == "full":
@@ -111,12 +131,12 @@ def _new_like(kind):
         dt = self._dtype if dtype is None else D.to_dtype(dtype)
         dev = self._device if device is None else device
         if kind == "empty":
-            return ops.empty(shape, dtype=dt, device=dev, requires_grad=requires_grad)
+            return creation.empty(shape, dtype=dt, device=dev, requires_grad=requires_grad)
         if kind == "zeros":
-            return ops.zeros(shape, dtype=dt, device=dev, requires_grad=requires_grad)
+            return creation.zeros(shape, dtype=dt, device=dev, requires_grad=requires_grad)
         if kind == "ones":
-            return ops.ones(shape, dtype=dt, device=dev, requires_grad=requires_grad)
-        return ops.full(shape, value, dtype=dt, device=dev, requires_grad=requires_grad)
+            return creation.ones(shape, dtype=dt, device=dev, requires_grad=requires_grad)
+        return creation.full(shape, value, dtype=dt, device=dev, requires_grad=requires_grad)
     method.__name__ = "new_" + kind
     method.__doc__ = f"A new tensor of ``size`` ({kind}) with this tensor's dtype and device unless given."
     return method
@@ -125,30 +145,25 @@ def _new_like(kind):
 def new_empty_strided(self, size, stride, *, dtype=None, device=None, requires_grad=False):
     """A new uninitialised tensor with ``size`` and ``stride``, this tensor's dtype and device
     unless given."""
-    return ops.empty_strided(size, stride, dtype=self._dtype if dtype is None else dtype,
-                             device=self._device if device is None else device, requires_grad=requires_grad)
+    return creation.empty_strided(size, stride, dtype=self._dtype if dtype is None else dtype,
+                                  device=self._device if device is None else device, requires_grad=requires_grad)
 
 
 def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
     """A new tensor from ``data`` with this tensor's dtype and device unless given."""
     if isinstance(data, Tensor):
         data = data.detach()
-    return ops.tensor(data, dtype=self._dtype if dtype is None else dtype,
-                      device=self._device if device is None else device, requires_grad=requires_grad)
+    return creation.tensor(data, dtype=self._dtype if dtype is None else dtype,
+                           device=self._device if device is None else device, requires_grad=requires_grad)
 
 
 def resize_(self, *sizes, memory_format=None):
     """Change the shape in place; storage grows when needed (its old contents are kept)."""
     shape = U.size_arg(sizes, "resize_")
     U.check_sizes_nonneg(shape, "resize_")
-    if self._requires_grad and self._grad_fn is None:
-        from ._state import grad
-        if grad.enabled:
-            raise RuntimeError("cannot resize variables that require grad")
-    from .backend import contiguous_strides
-    n = 1
-    for s in shape:
-        n *= s
+    if self._requires_grad and self._grad_fn is None and _grad.enabled:
+        raise RuntimeError("cannot resize variables that require grad")
+    n = math.prod(shape)
     need = (self._offset + n) * self._dtype.itemsize
     if need > self._storage._nbytes:
         old = self.detach().reshape(-1) if self.is_contiguous() else None
@@ -164,13 +179,12 @@ def resize_(self, *sizes, memory_format=None):
 
 
 def resize_as_(self, other, memory_format=None):
+    """:meth:`resize_` to ``other``'s shape."""
     return resize_(self, other._shape)
 
 
 def set_(self, source=None, storage_offset=0, size=None, stride=None):
     """Point this tensor at ``source``'s storage (a tensor or an UntypedStorage)."""
-    from ._storage import UntypedStorage
-    from .backend import contiguous_strides
     if source is None:
         fresh = self._device._backend.empty((0,), self._dtype, self._device)
         self._storage, self._shape, self._stride, self._offset = fresh._storage, (0,), (1,), 0
@@ -211,26 +225,31 @@ def fill_diagonal_(self, fill_value, wrap: bool = False):
 
 def exponential_(self, lambd: float = 1.0, *, generator=None):
     """Fill with samples from Exp(lambd)."""
-    u = ops.rand(self._shape, dtype=self._dtype, device=self._device, generator=generator)
+    u = _random.rand(self._shape, dtype=self._dtype, device=self._device, generator=generator)
     return self.copy_(ops.neg(ops.log1p(ops.neg(u))) / lambd)
 
 
 def log_normal_(self, mean: float = 1.0, std: float = 2.0, *, generator=None):
-    z = ops.randn(self._shape, dtype=self._dtype, device=self._device, generator=generator)
+    """Fill with samples whose logarithm is N(mean, std^2)."""
+    z = _random.randn(self._shape, dtype=self._dtype, device=self._device, generator=generator)
     return self.copy_(ops.exp(z * std + mean))
 
 
 def cauchy_(self, median: float = 0.0, sigma: float = 1.0, *, generator=None):
-    import math
-    u = ops.rand(self._shape, dtype=self._dtype, device=self._device, generator=generator)
+    """Fill with samples from the Cauchy distribution."""
+    u = _random.rand(self._shape, dtype=self._dtype, device=self._device, generator=generator)
     return self.copy_(ops.tan((u - 0.5) * math.pi) * sigma + median)
 
 
 def geometric_(self, p: float, *, generator=None):
-    import math
-    u = ops.rand(self._shape, dtype=D.float32 if self._dtype.category != D._FLOAT else self._dtype,
-                 device=self._device, generator=generator)
+    """Fill with samples from the geometric distribution (trials until the first success)."""
+    u = _random.rand(self._shape, dtype=D.float32 if self._dtype.category != D._FLOAT else self._dtype,
+                     device=self._device, generator=generator)
     return self.copy_(ops.ceil(ops.log1p(ops.neg(u)) / math.log1p(-p)))
+
+
+def _bernoulli(self, p=None, *, generator=None):
+    return _random.bernoulli(self, p, generator=generator)
 
 
 def _T(self):
@@ -246,21 +265,173 @@ def _mT(self):
 
 
 def tensor_where(self, condition, other):
+    """``self`` where ``condition`` holds, else ``other``."""
     return ops.where(condition, self, other)
 
 
-def _bool_or_bitwise(bitwise, logical):
-    def f(self, other):
-        if not isinstance(other, Tensor) and not U.is_scalar(other):
-            return NotImplemented
-        return bitwise(self, other)
-    return f
+# -- autograd's attributes --------------------------------------------------------------------
+
+def _get_requires_grad(self) -> bool:
+    if self._base is not None and not self._requires_grad:
+        return view_requires_grad(self)
+    return self._requires_grad
+
+
+def _set_requires_grad(self, value: bool) -> None:
+    value = bool(value)
+    if self._grad_fn is not None and self._requires_grad:
+        if not value:
+            raise RuntimeError(
+                "you can only change requires_grad flags of leaf variables. If you want to use a "
+                "computed variable in a subgraph that doesn't require differentiation use "
+                "var_no_grad = var.detach().")
+        return
+    if value and self._dtype.category != D._FLOAT:
+        raise RuntimeError(f"only Tensors of floating point dtype can require gradients (got {self._dtype})")
+    self._requires_grad = value
+
+
+def _grad_fn(self):
+    if self._base is not None:
+        return grad_fn_of(self)
+    return self._grad_fn
+
+
+def register_hook(self, hook):
+    """Call ``hook(grad)`` when the gradient of this tensor is computed; it may return a
+    replacement gradient. Returns a handle with ``remove()``."""
+    if not self.requires_grad:
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+    if not self.is_leaf:  # runs on the gradient flowing into this output of its grad_fn
+        return self.grad_fn._add_tensor_hook(self._output_nr, hook)
+    if self._hooks is None:
+        self._hooks = {}
+    handle = RemovableHandle(self._hooks)
+    self._hooks[handle.id] = hook
+    return handle
+
+
+def register_post_accumulate_grad_hook(self, hook):
+    """For leaves: call ``hook(tensor)`` after its ``.grad`` has been accumulated."""
+    if not self.is_leaf:
+        raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+    hooks = self.__dict__.setdefault("_post_accumulate_hooks", {})
+    handle = RemovableHandle(hooks)
+    hooks[handle.id] = hook
+    return handle
+
+
+def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None) -> None:
+    """Compute gradients of this tensor with respect to graph leaves (see ``ember.autograd.backward``)."""
+    engine.backward((self,), None if gradient is None else (gradient,), retain_graph, create_graph, inputs)
+
+
+# -- conversions and protocols ------------------------------------------------------------------
+
+def to(self, *args, **kwargs):
+    """``to(dtype)``, ``to(device, dtype=None)``, ``to(other)``, with ``copy`` and ``non_blocking``."""
+    dev = dtype = None
+    copy = kwargs.pop("copy", False)
+    non_blocking = bool(kwargs.pop("non_blocking", False))
+    kwargs.pop("memory_format", None)
+    if "device" in kwargs:
+        dev = kwargs.pop("device")
+    if "dtype" in kwargs:
+        dtype = kwargs.pop("dtype")
+    if kwargs:
+        raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
+    for a in args:
+        if isinstance(a, Tensor):
+            dev, dtype = a._device, a._dtype
+        elif isinstance(a, D.dtype):
+            dtype = a
+        elif isinstance(a, (str, _device_cls, int)) and not isinstance(a, bool):
+            if isinstance(a, str) and (a.startswith("ember.") or a.startswith("torch.")):
+                dtype = D.to_dtype(a)
+            else:
+                dev = a
+        elif a is None:
+            continue
+        elif isinstance(a, bool):
+            non_blocking = a  # legacy positional non_blocking
+        elif a in (float, int, bool):
+            dtype = D.to_dtype(a)
+        else:
+            raise TypeError(f"to() received an invalid combination of arguments: {a!r}")
+    dtype = self._dtype if dtype is None else D.to_dtype(dtype)
+    dev = self._device if dev is None else _devices.canonical(dev)
+    if dev is self._device and dtype is self._dtype and not copy:
+        return self
+    return ops.copy.to_copy(self, dtype, dev, non_blocking)
+
+
+def _type(self, dtype=None, non_blocking: bool = False, **kwargs):
+    """With no argument, the legacy type string (``'ember.FloatTensor'``); otherwise a cast."""
+    if dtype is None:
+        return _legacy.type_string(self)
+    if isinstance(dtype, str) and dtype.endswith("Tensor"):
+        dt, dev = _legacy.parse_type_string(dtype)
+        return self.to(device=dev if dev is not None else self._device, dtype=dt)
+    if isinstance(dtype, type) and hasattr(dtype, "_legacy_dtype"):
+        return self.to(dtype._legacy_dtype)
+    return self.to(D.to_dtype(dtype))
+
+
+def _repr_tensor(self, *, tensor_contents=None):
+    return _repr.tensor_repr(self)
+
+
+def _rebuild_tensor(array: np.ndarray, dtype_name: str, device: str, requires_grad: bool):
+    """The inverse of ``Tensor.__reduce_ex__`` (plain pickle, copy and multiprocessing of one
+    tensor, outside ``ember.save``)."""
+    t = creation.from_host(np.asarray(array, order="C"), D.to_dtype(dtype_name), _devices.canonical(device))
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def _reduce_tensor(self, proto=None):
+    arr = self.detach()._host()
+    return (_rebuild_tensor, (np.array(arr, copy=True), self._dtype.name, str(self._device), self._requires_grad))
+
+
+def _deepcopy(self, memo):
+    if id(self) in memo:
+        return memo[id(self)]
+    if not self.is_leaf:
+        raise RuntimeError(
+            "Only Tensors created explicitly by the user (graph leaves) support the deepcopy protocol at the moment.")
+    with _state.grad_disabled():
+        new = ops.clone(self)
+    cls = self.__class__
+    if cls is not Tensor:
+        new = cls._from_alias(new, self._requires_grad) if hasattr(cls, "_from_alias") else new
+    new._requires_grad = self._requires_grad
+    if self._grad is not None:
+        new._grad = self._grad.__deepcopy__(memo)
+    new.__dict__.update({k: v for k, v in self.__dict__.items()})
+    memo[id(self)] = new
+    return new
+
+
+def _new_tensor(cls, *args, device=None, dtype=None):
+    # the legacy constructor: ember.Tensor(2, 3), ember.Tensor([1, 2])
+    return creation.legacy_new(cls, args, device, dtype)
+
+
+def _dlpack_export(self, stream=None, **kwargs):
+    return _dlpack.to_dlpack(self, stream, **kwargs)
+
+
+def _dlpack_device(self):
+    return _dlpack.dlpack_device(self)
 
 
 def install() -> None:
-    _bind_methods()
+    """Bind everything above to ``Tensor`` (once, from ``ember/__init__``)."""
     T = Tensor
-    # varargs forms
+    _bind_ops()
+    # methods with signatures of their own
     T.flip = _varargs_dims(ops.flip)
     T.tile = _varargs_dims(ops.tile)
     T.new_empty = _new_like("empty")
@@ -277,25 +448,37 @@ def install() -> None:
     T.log_normal_ = log_normal_
     T.cauchy_ = cauchy_
     T.geometric_ = geometric_
-    from .ops import random as _random
     T.uniform_ = _random.uniform_
     T.normal_ = _random.normal_
     T.random_ = _random.random_
     T.bernoulli_ = _random.bernoulli_
-    T.bernoulli = lambda self, p=None, *, generator=None: _random.bernoulli(self, p, generator=generator)
+    T.bernoulli = _bernoulli
     T.multinomial = _random.multinomial
     T.where = tensor_where
     T.T = property(_T)
     T.mT = property(_mT)
     T.H = property(_T)
     T.mH = property(_mT)
-    T.contiguous = ops.contiguous
-    T.clone = ops.clone
     T.copy_ = ops.copy_
     T.fill_ = ops.fill_
     T.zero_ = ops.zero_
     T.__getitem__ = ops.indexing.getitem
     T.__setitem__ = ops.indexing.setitem
+    # autograd
+    T.requires_grad = property(_get_requires_grad, _set_requires_grad)
+    T.grad_fn = property(_grad_fn)
+    T.register_hook = register_hook
+    T.register_post_accumulate_grad_hook = register_post_accumulate_grad_hook
+    T.backward = backward
+    # conversions and protocols
+    T.__new__ = staticmethod(_new_tensor)
+    T.to = to
+    T.type = _type
+    T.__repr__ = _repr_tensor
+    T.__reduce_ex__ = _reduce_tensor
+    T.__deepcopy__ = _deepcopy
+    T.__dlpack__ = _dlpack_export
+    T.__dlpack_device__ = _dlpack_device
     # arithmetic operators
     T.__add__ = T.__radd__ = _operator(A.add.op, A.add_operands)
     T.__iadd__ = A.add_

@@ -1,11 +1,17 @@
 """``ember.Tensor``: storage + shape + strides (in elements) + storage offset + dtype, plus
-autograd fields. Arithmetic and most methods are attached by :mod:`ember.ops`; this module holds
-the metadata, conversions and the autograd-facing attributes."""
+autograd fields. This module holds what needs nothing above the Tensor class: the metadata, host
+conversions, dtype casts and the autograd fields; :mod:`ember._methods` binds the rest (the op
+methods and operators, ``requires_grad``/``grad_fn``/hooks/``backward``, ``to``, ``repr``,
+pickling, DLPack)."""
 from __future__ import annotations
+
+import warnings
+import weakref
 
 import numpy as np
 
 from . import _dtype as D
+from . import _plugins
 from . import _state
 from ._device import device as _device_cls
 
@@ -25,10 +31,6 @@ class Tensor:
         "_base", "_requires_grad", "_grad_fn", "_output_nr", "_grad", "_retains_grad", "_hooks",
         "_accum", "_fn_version", "_is_view_of_leaf", "__dict__", "__weakref__",
     )
-
-    def __new__(cls, *args, device=None, dtype=None):
-        from .ops import creation as _factory
-        return _factory.legacy_new(cls, args, device, dtype)
 
     # -- metadata -------------------------------------------------------------------------
     @property
@@ -159,44 +161,14 @@ class Tensor:
         return self._base
 
     # -- autograd attributes ----------------------------------------------------------------
-    @property
-    def requires_grad(self) -> bool:
-        if self._base is not None and not self._requires_grad:
-            from ._graph import view_requires_grad
-            return view_requires_grad(self)
-        return self._requires_grad
-
-    @requires_grad.setter
-    def requires_grad(self, value: bool) -> None:
-        value = bool(value)
-        if self._grad_fn is not None and self._requires_grad:
-            if not value:
-                raise RuntimeError(
-                    "you can only change requires_grad flags of leaf variables. If you want to use a "
-                    "computed variable in a subgraph that doesn't require differentiation use "
-                    "var_no_grad = var.detach().")
-            return
-        if value and self._dtype.category != D._FLOAT:
-            raise RuntimeError(
-                f"only Tensors of floating point dtype can require gradients (got {self._dtype})")
-        self._requires_grad = value
-
     def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
         """Set ``requires_grad`` in place and return ``self``."""
         self.requires_grad = requires_grad
         return self
 
     @property
-    def grad_fn(self):
-        if self._base is not None:
-            from ._graph import grad_fn_of
-            return grad_fn_of(self)
-        return self._grad_fn
-
-    @property
     def grad(self):
         if self._grad_fn is not None and self._requires_grad and not self._retains_grad:
-            import warnings
             warnings.warn(
                 "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
                 "attribute won't be populated during autograd.backward(). If you indeed want the .grad "
@@ -231,41 +203,11 @@ class Tensor:
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
         if self.is_leaf or self._retains_grad:
             return
-        import weakref
         fn = self.grad_fn
         if fn._retain is None:
             fn._retain = {}
         fn._retain[self._output_nr] = weakref.ref(self)
         self._retains_grad = True
-
-    def register_hook(self, hook):
-        """Call ``hook(grad)`` when the gradient of this tensor is computed; it may return a
-        replacement gradient. Returns a handle with ``remove()``."""
-        if not self.requires_grad:
-            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-        from ._graph import RemovableHandle
-        if not self.is_leaf:  # runs on the gradient flowing into this output of its grad_fn
-            return self.grad_fn._add_tensor_hook(self._output_nr, hook)
-        if self._hooks is None:
-            self._hooks = {}
-        handle = RemovableHandle(self._hooks)
-        self._hooks[handle.id] = hook
-        return handle
-
-    def register_post_accumulate_grad_hook(self, hook):
-        """For leaves: call ``hook(tensor)`` after its ``.grad`` has been accumulated."""
-        if not self.is_leaf:
-            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
-        from ._graph import RemovableHandle
-        hooks = self.__dict__.setdefault("_post_accumulate_hooks", {})
-        handle = RemovableHandle(hooks)
-        hooks[handle.id] = hook
-        return handle
-
-    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None) -> None:
-        """Compute gradients of this tensor with respect to graph leaves (see ``ember.autograd.backward``)."""
-        from .autograd import engine
-        engine.backward((self,), None if gradient is None else (gradient,), retain_graph, create_graph, inputs)
 
     @property
     def data(self) -> "Tensor":
@@ -380,91 +322,14 @@ class Tensor:
             return bool((self == element).any().item())
         raise RuntimeError(f"Tensor.__contains__ only supports Tensor or scalar, but you passed in a {type(element).__name__}.")
 
-    def __repr__(self, *, tensor_contents=None):
-        from ._repr import tensor_repr
-        return tensor_repr(self)
-
     def __format__(self, spec):
         if not self._shape:
             return self.item().__format__(spec)
         return object.__format__(self, spec) if spec else repr(self)
 
-    def __reduce_ex__(self, proto):
-        from .serialization import _reduce_tensor
-        return _reduce_tensor(self)
-
-    def __deepcopy__(self, memo):
-        if id(self) in memo:
-            return memo[id(self)]
-        if not self.is_leaf:
-            raise RuntimeError(
-                "Only Tensors created explicitly by the user (graph leaves) support the deepcopy protocol at the moment.")
-        from . import ops
-        with _no_grad():
-            new = ops.clone(self)
-        if type(self) is not Tensor:
-            new = type(self)._from_alias(new, self._requires_grad) if hasattr(type(self), "_from_alias") else new
-        new._requires_grad = self._requires_grad
-        if self._grad is not None:
-            new._grad = self._grad.__deepcopy__(memo)
-        new.__dict__.update({k: v for k, v in self.__dict__.items()})
-        memo[id(self)] = new
-        return new
-
     # -- devices and dtypes ---------------------------------------------------------------------
-    def type(self, dtype=None, non_blocking: bool = False, **kwargs):
-        """With no argument, the legacy type string (``'ember.FloatTensor'``); otherwise a cast."""
-        if dtype is None:
-            from ._legacy import type_string
-            return type_string(self)
-        if isinstance(dtype, str) and dtype.endswith("Tensor"):
-            from ._legacy import parse_type_string
-            dt, dev = parse_type_string(dtype)
-            return self.to(device=dev if dev is not None else self._device, dtype=dt)
-        if isinstance(dtype, type) and hasattr(dtype, "_legacy_dtype"):
-            return self.to(dtype._legacy_dtype)
-        return self.to(D.to_dtype(dtype))
-
     def type_as(self, other: "Tensor") -> "Tensor":
         return self.to(dtype=other._dtype, device=other._device)
-
-    def to(self, *args, **kwargs) -> "Tensor":
-        """``to(dtype)``, ``to(device, dtype=None)``, ``to(other)``, with ``copy`` and ``non_blocking``."""
-        from . import _devices
-        dev = dtype = None
-        copy = kwargs.pop("copy", False)
-        non_blocking = bool(kwargs.pop("non_blocking", False))
-        kwargs.pop("memory_format", None)
-        if "device" in kwargs:
-            dev = kwargs.pop("device")
-        if "dtype" in kwargs:
-            dtype = kwargs.pop("dtype")
-        if kwargs:
-            raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
-        for a in args:
-            if isinstance(a, Tensor):
-                dev, dtype = a._device, a._dtype
-            elif isinstance(a, D.dtype):
-                dtype = a
-            elif isinstance(a, (str, _device_cls, int)) and not isinstance(a, bool):
-                if isinstance(a, str) and (a.startswith("ember.") or a.startswith("torch.")):
-                    dtype = D.to_dtype(a)
-                else:
-                    dev = a
-            elif a is None:
-                continue
-            elif isinstance(a, bool):
-                non_blocking = a  # legacy positional non_blocking
-            elif a in (float, int, bool):
-                dtype = D.to_dtype(a)
-            else:
-                raise TypeError(f"to() received an invalid combination of arguments: {a!r}")
-        dtype = self._dtype if dtype is None else D.to_dtype(dtype)
-        dev = self._device if dev is None else _devices.canonical(dev)
-        if dev is self._device and dtype is self._dtype and not copy:
-            return self
-        from . import ops
-        return ops.copy.to_copy(self, dtype, dev, non_blocking)
 
     def cpu(self) -> "Tensor":
         return self.to("cpu")
@@ -529,14 +394,6 @@ class Tensor:
     def is_inference(self) -> bool:
         return bool(self.__dict__.get("_inference", False))
 
-    def __dlpack__(self, stream=None, **kwargs):
-        from ._dlpack import to_dlpack
-        return to_dlpack(self, stream, **kwargs)
-
-    def __dlpack_device__(self):
-        from ._dlpack import dlpack_device
-        return dlpack_device(self)
-
     def __torch_function__(self, *args, **kwargs):  # pragma: no cover - not supported
         return NotImplemented
 
@@ -591,7 +448,6 @@ def _pinning_backend(t, device):
         return be
     if t._device._type != "cpu":
         return None
-    from . import _plugins
     kind = "cuda" if device is None or device == "" else _device_cls(device)._type
     try:
         acc = _plugins.backend_for(kind)
@@ -653,14 +509,5 @@ def _alias(src: Tensor, shape, stride, offset, cls=Tensor) -> Tensor:
     return t
 
 
-class _no_grad:
-    """Minimal grad-mode switch for internal use (the public one is ``ember.no_grad``)."""
-
-    __slots__ = ("prev",)
-
-    def __enter__(self):
-        self.prev = _grad.enabled
-        _grad.enabled = False
-
-    def __exit__(self, *exc):
-        _grad.enabled = self.prev
+# the internal no-grad switch under its old name, for the nn.functional modules being rewritten (to go)
+_no_grad = _state.grad_disabled

@@ -7,7 +7,8 @@ import warnings
 
 from ..ops import creation as _factory
 from .. import ops as _ops
-from .._tensor import Tensor, _no_grad
+from .. import _state
+from .._tensor import Tensor
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_", "zeros_", "eye_", "dirac_",
            "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_", "orthogonal_", "sparse_",
@@ -57,13 +58,13 @@ def _calculate_correct_fan(tensor: Tensor, mode: str) -> int:
 
 def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator=None) -> Tensor:
     """Fill with U(a, b)."""
-    with _no_grad():
+    with _state.grad_disabled():
         return tensor.uniform_(a, b, generator=generator)
 
 
 def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator=None) -> Tensor:
     """Fill with N(mean, std^2)."""
-    with _no_grad():
+    with _state.grad_disabled():
         return tensor.normal_(mean, std, generator=generator)
 
 
@@ -76,7 +77,7 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
 
     def norm_cdf(x):
         return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
-    with _no_grad():
+    with _state.grad_disabled():
         lo = norm_cdf((a - mean) / std)
         hi = norm_cdf((b - mean) / std)
         tensor.uniform_(2 * lo - 1, 2 * hi - 1, generator=generator)
@@ -89,17 +90,17 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
 
 def constant_(tensor: Tensor, val: float) -> Tensor:
     """Fill with ``val``."""
-    with _no_grad():
+    with _state.grad_disabled():
         return tensor.fill_(val)
 
 
 def ones_(tensor: Tensor) -> Tensor:
-    with _no_grad():
+    with _state.grad_disabled():
         return tensor.fill_(1.0)
 
 
 def zeros_(tensor: Tensor) -> Tensor:
-    with _no_grad():
+    with _state.grad_disabled():
         return tensor.zero_()
 
 
@@ -107,7 +108,7 @@ def eye_(tensor: Tensor) -> Tensor:
     """The identity matrix (2-D tensors only)."""
     if tensor.dim() != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
-    with _no_grad():
+    with _state.grad_disabled():
         tensor.copy_(_factory.eye(tensor.shape[0], tensor.shape[1], dtype=tensor.dtype, device=tensor.device))
     return tensor
 
@@ -122,7 +123,7 @@ def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
         raise ValueError("dim 0 must be divisible by groups")
     out_per = sizes[0] // groups
     n = min(out_per, sizes[1])
-    with _no_grad():
+    with _state.grad_disabled():
         tensor.zero_()
         for g in range(groups):
             for i in range(n):
@@ -184,7 +185,7 @@ def orthogonal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
         a = a.t()
     m, n = a.shape
     q = _factory.zeros((m, n), dtype=work, device=tensor.device)
-    with _no_grad():
+    with _state.grad_disabled():
         for j in range(n):
             v = a[:, j]
             if j:
@@ -204,7 +205,7 @@ def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator=None) 
         raise ValueError("Only tensors with 2 dimensions are supported")
     rows, cols = tensor.shape
     nz = int(math.ceil(sparsity * rows))
-    with _no_grad():
+    with _state.grad_disabled():
         tensor.normal_(0, std, generator=generator)
         for c in range(cols):
             idx = _ops.randperm(rows, device=tensor.device, generator=generator)[:nz]

@@ -1,6 +1,8 @@
 """``nn.Parameter`` (a leaf tensor a Module registers as learnable) and ``nn.Buffer``."""
 from __future__ import annotations
 
+from .. import _state
+from .. import ops
 from .._tensor import Tensor, _alias
 
 
@@ -48,9 +50,7 @@ class Parameter(Tensor):
     def __deepcopy__(self, memo):
         if id(self) in memo:
             return memo[id(self)]
-        from .. import ops
-        from .._tensor import _no_grad
-        with _no_grad():
+        with _state.grad_disabled():
             data = ops.clone(self)
         new = type(self)(data, self._requires_grad)
         if self._grad is not None:

@@ -5,8 +5,9 @@ from .. import _dtype as D
 from .. import _state
 from .._tensor import Tensor
 from . import _args as U
-from .registry import dispatch, register_op
 from . import writes as W
+from .declare import composite, defop
+from .registry import dispatch, register_op
 
 __all__ = ["clone", "contiguous", "copy_", "fill_", "zero_"]
 
@@ -86,6 +87,10 @@ def fill_(self: Tensor, value) -> Tensor:
 _FULL = register_op("_full", decomposition=_full_like_decomp, differentiable=False, group="memory")
 
 
+# the memory primitives' own front ends (in-place only; their autograd goes through _copy_to and _full)
+_COPY.fn, _FILL.fn = copy_, fill_
+
+
 def zero_(self: Tensor) -> Tensor:
     """Fill with zeros in place."""
     return fill_(self, 0)
@@ -157,16 +162,15 @@ def _clone_decomp(x):
     return out
 
 
-_CLONE = register_op("clone", decomposition=_clone_decomp, saves=(), backward=lambda ctx, g: (g,), group="memory")
-
-
-def clone(input: Tensor, *, memory_format=None) -> Tensor:
+@defop("clone", decomposition=_clone_decomp, saves=(), backward=lambda ctx, g: (g,), out=False, group="memory")
+def clone(input: Tensor, *, memory_format=None):
     """A copy of ``input`` with its own storage (differentiable)."""
-    return dispatch(_CLONE, input._device, (input,), (input,))
+    return input._device, (input,), (input,)
 
 
-def contiguous(self: Tensor, memory_format=None) -> Tensor:
+@composite("contiguous", out=False)
+def contiguous(self: Tensor, memory_format=None):
     """``self`` if it is contiguous, else a contiguous copy."""
     if self.is_contiguous():
         return self
-    return dispatch(_CLONE, self._device, (self,), (self,))
+    return dispatch(clone.op, self._device, (self,), (self,))

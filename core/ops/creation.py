@@ -42,7 +42,7 @@ def _finish(t: Tensor, requires_grad: bool) -> Tensor:
     return t
 
 
-def _from_host(arr: np.ndarray, dtype, dev) -> Tensor:
+def from_host(arr: np.ndarray, dtype, dev) -> Tensor:
     be = dev._backend
     be.check_dtype(dtype)
     if arr.dtype != dtype.np:
@@ -122,7 +122,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False, pin_me
     dt = _infer_dtype(arr, data) if dtype is None else D.to_dtype(dtype)
     dev = _resolve_device(device)
     arr = np.array(arr, dtype=dt.np, copy=True, order="C")
-    return _finish(_from_host(arr, dt, dev), requires_grad)
+    return _finish(from_host(arr, dt, dev), requires_grad)
 
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:
@@ -141,8 +141,8 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
     arr = _to_numpy_data(data, "as_tensor")
     dt = _infer_dtype(arr, data) if dt is None else dt
     if isinstance(data, np.ndarray) and arr.dtype == dt.np and dev._type != "cpu":
-        return _from_host(np.ascontiguousarray(arr), dt, dev)
-    return _from_host(np.array(arr, dtype=dt.np, copy=True, order="C"), dt, dev)
+        return from_host(np.ascontiguousarray(arr), dt, dev)
+    return from_host(np.array(arr, dtype=dt.np, copy=True, order="C"), dt, dev)
 
 
 asarray = as_tensor
@@ -293,7 +293,7 @@ def arange(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=
         arr = np.arange(n, dtype=np.int64) * step + start
     else:
         arr = np.arange(n, dtype=np.float64) * step + start
-    t = _from_host(arr.astype(dt.np), dt, _resolve_device(device))
+    t = from_host(arr.astype(dt.np), dt, _resolve_device(device))
     return _into_out(out, t) if out is not None else _finish(t, requires_grad)
 
 
@@ -304,7 +304,7 @@ def range_(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=
     n = int(math.floor((end - start) / step)) + 1
     arr = np.arange(n, dtype=np.float64) * step + start
     dt = D.get_default_dtype() if dtype is None else D.to_dtype(dtype)
-    return _finish(_from_host(arr.astype(dt.np), dt, _resolve_device(device)), requires_grad)
+    return _finish(from_host(arr.astype(dt.np), dt, _resolve_device(device)), requires_grad)
 
 
 def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad=False, out=None, layout=None) -> Tensor:
@@ -316,7 +316,7 @@ def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad=F
     arr = np.linspace(start, end, steps, dtype=np.float64)
     if dt.category == D._INT:
         arr = np.trunc(arr)
-    t = _from_host(arr.astype(dt.np), dt, _resolve_device(device))
+    t = from_host(arr.astype(dt.np), dt, _resolve_device(device))
     return _into_out(out, t) if out is not None else _finish(t, requires_grad)
 
 
@@ -324,7 +324,7 @@ def logspace(start, end, steps: int, base: float = 10.0, *, dtype=None, device=N
     """``base ** linspace(start, end, steps)``."""
     dt = D.get_default_dtype() if dtype is None else D.to_dtype(dtype)
     arr = np.power(float(base), np.linspace(_num(start), _num(end), steps, dtype=np.float64))
-    return _finish(_from_host(arr.astype(dt.np), dt, _resolve_device(device)), requires_grad)
+    return _finish(from_host(arr.astype(dt.np), dt, _resolve_device(device)), requires_grad)
 
 
 def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad=False, out=None, layout=None) -> Tensor:

@@ -37,9 +37,9 @@ import inspect
 import sys
 
 from . import writes as W
-from .registry import ALL, dispatch, register_op
+from .registry import ALL, dispatch, make_view, register_op
 
-__all__ = ["defop", "composite", "ALL"]
+__all__ = ["defop", "composite", "viewop", "ALL"]
 
 RESULT_RULES = (None, "elementwise", "first")
 
@@ -80,6 +80,43 @@ def composite(name: str, impl=None, *, inplace=False, out=True, exact_dtype=Fals
     op = register_op(name, decomposition=impl, group=group, plugin=plugin, doc=doc or impl.__doc__ or "",
                      composite=True, method=method, replace=replace)
     return _fronts(op, impl, True, out, inplace, exact_dtype, module or _caller_module())
+
+
+def viewop(name: str, geometry=None, *, backward, inplace=False, method=True, doc="", module=None, plugin="",
+           replace=False):
+    """Declare a view op: ``geometry(input, ...)`` validates the arguments and returns
+    ``(x, shape, stride, offset, args)`` (the tensor viewed, the view's geometry in elements, and
+    what ``backward(ctx, grad)`` reads as ``ctx.args``), or a finished tensor. The generated
+    front end makes the alias in the core (:func:`~ember.ops.registry.make_view`); ``inplace``
+    makes ``name_``, which gives ``self`` the view's geometry. Without ``geometry`` it is a
+    decorator for it."""
+    if geometry is None:
+        return lambda g: viewop(name, g, backward=backward, inplace=inplace, method=method, doc=doc,
+                                module=module or _caller_module(), plugin=plugin, replace=replace)
+    op = register_op(name, meta=geometry, backward=backward, saves=(), group="view", plugin=plugin,
+                     doc=doc or geometry.__doc__ or "", method=method, replace=replace)
+    params = list(inspect.signature(geometry).parameters.values())
+    parts, call, kwdefaults = _param_source(params)
+    ns = {"_body": geometry, "_op": op, "_make_view": make_view, "W": W}
+    name_ = op.name
+    src = (f"def {name_}({_defn(parts, False)}):\n    g = _body({call})\n"
+           "    return _make_view(_op, *g) if g.__class__ is tuple else g\n")
+    fn = _build(src, ns, name_, geometry, module or _caller_module(), kwdefaults, op.doc)
+    fn.op = op
+    fn.inplace = None
+    op.fn = fn
+    if inplace:
+        ns["_front"] = fn
+        first = params[0].name
+        iparts = [("self" + p[len(first):], k) if i == 0 else (p, k) for i, (p, k) in enumerate(parts)]
+        icall = "self" + call[len(first):]
+        isrc = f"def {name_}_({_defn(iparts, False)}):\n    return W.become_view(self, _front({icall}), {name_ + '_'!r})\n"
+        ifn = _build(isrc, ns, name_ + "_", geometry, module or _caller_module(), kwdefaults,
+                     f"In-place :func:`{name_}`: ``self`` becomes the view.")
+        ifn.op = op
+        ifn.inplace = None
+        op.inplace_fn = fn.inplace = ifn
+    return fn
 
 
 def _caller_module() -> str:

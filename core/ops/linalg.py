@@ -1,15 +1,15 @@
 """Linear algebra: matmul (all rank combinations, batch broadcasting) and what is built on it."""
 from __future__ import annotations
 
+import math
 import re
 
 from .. import _dtype as D
 from .._tensor import Tensor
 from . import _args as U
-from .registry import dispatch, register_op
 from . import creation as CR
 from . import shape as SH
-from . import writes as W
+from .declare import composite, defop
 
 __all__ = ["addbmm", "addbmm_", "addmm", "addmm_", "addmv", "addmv_", "addr", "addr_", "baddbmm", "baddbmm_", "bmm",
            "chain_matmul", "cross", "diag", "diag_embed", "diagflat", "dot", "einsum", "ger", "inner", "kron",
@@ -41,9 +41,6 @@ def _matmul_bw(ctx, g):
     return (ga, gb)
 
 
-_MATMUL = register_op("matmul", group="linalg", backward=_matmul_bw)
-
-
 def _check_mm_dtypes(a, b, op):
     if a._dtype is not b._dtype:
         raise RuntimeError(f"{op}: expected m1 and m2 to have the same dtype, but got: {a._dtype.name} != {b._dtype.name}")
@@ -51,7 +48,8 @@ def _check_mm_dtypes(a, b, op):
         raise U.dtype_not_implemented("addmm_impl_cpu_", a._dtype, f"{op} of {U.desc(a)} and {U.desc(b)}")
 
 
-def matmul(input, other, *, out=None):
+@defop("matmul", backward=_matmul_bw, group="linalg")
+def matmul(input, other):
     """Matrix product with numpy's rules: 1-D operands are promoted, batch dims broadcast."""
     a = U.tensor_arg(input, "matmul")
     b = U.tensor_arg(other, "matmul")
@@ -74,46 +72,50 @@ def matmul(input, other, *, out=None):
                            f"[{kb}] (shapes {list(a._shape)} and {list(b._shape)})")
     if na > 2 or nb > 2:
         U.broadcast_shapes(a._shape[:-2] if na > 1 else (), b._shape[:-2] if nb > 1 else (), "matmul")
-    r = dispatch(_MATMUL, dev, (a, b), (a, b))
-    return r if out is None else W.write_out(out, r, "matmul")
+    return dev, (a, b), (a, b)
 
 
-def mm(input, mat2, *, out=None):
+@composite("mm")
+def mm(input, mat2):
     """Product of two matrices."""
     if input.dim() != 2 or mat2.dim() != 2:
         raise RuntimeError(f"mm: {'self' if input.dim() != 2 else 'mat2'} must be a matrix (shapes {list(input._shape)} and {list(mat2._shape)})")
-    return matmul(input, mat2, out=out)
+    return matmul(input, mat2)
 
 
-def bmm(input, mat2, *, out=None):
+@composite("bmm")
+def bmm(input, mat2):
     """Batched product of two 3-D tensors with equal batch sizes."""
     if input.dim() != 3 or mat2.dim() != 3:
         raise RuntimeError(f"bmm: batch1 and batch2 must be 3D tensors (got {input.dim()}D and {mat2.dim()}D)")
     if input._shape[0] != mat2._shape[0]:
         raise RuntimeError(f"bmm: batch1 and batch2 must have the same batch size, got {input._shape[0]} and {mat2._shape[0]}")
-    return matmul(input, mat2, out=out)
+    return matmul(input, mat2)
 
 
-def mv(input, vec, *, out=None):
+@composite("mv")
+def mv(input, vec):
     """Matrix-vector product."""
     if input.dim() != 2 or vec.dim() != 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got {input.dim()}, {vec.dim()}")
-    return matmul(input, vec, out=out)
+    return matmul(input, vec)
 
 
-def dot(input, other, *, out=None):
+@composite("dot")
+def dot(input, other):
     """Inner product of two 1-D tensors."""
     if input.dim() != 1 or other.dim() != 1:
         raise RuntimeError(f"1D tensors expected, but got {input.dim()}D and {other.dim()}D tensors")
     if input._dtype is not other._dtype:
         raise RuntimeError(f"dot : expected both vectors to have same dtype, but found {input._dtype.name} and {other._dtype.name}")
-    return matmul(input, other, out=out)
+    return matmul(input, other)
 
 
 vdot = dot
 
 
-def inner(input, other, *, out=None):
+@composite("inner")
+def inner(input, other):
     """Sum of products over the last dims of both."""
     if input.dim() == 0 or other.dim() == 0:
         r = input * other
@@ -121,15 +123,15 @@ def inner(input, other, *, out=None):
         r = matmul(input, other.mT if other.dim() > 1 else other)
     else:
         r = tensordot(input, other, ([-1], [-1]))
-    return r if out is None else W.write_out(out, r, "inner")
+    return r
 
 
-def outer(input, vec2, *, out=None):
+@composite("outer")
+def outer(input, vec2):
     """Outer product of two vectors."""
     if input.dim() != 1 or vec2.dim() != 1:
         raise RuntimeError(f"outer: expected 1-D tensors, got {input.dim()}D and {vec2.dim()}D")
-    r = input.unsqueeze(1) * vec2.unsqueeze(0)
-    return r if out is None else W.write_out(out, r, "outer")
+    return input.unsqueeze(1) * vec2.unsqueeze(0)
 
 
 ger = outer
@@ -139,56 +141,45 @@ def _scaled(x, s):
     return x if s == 1 else x * s
 
 
-def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
+@composite("addmm", inplace=True)
+def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     """``beta * input + alpha * (mat1 @ mat2)``."""
     p = _scaled(mm(mat1, mat2), alpha)
-    r = p if beta == 0 else p + _scaled(input, beta)
-    return r if out is None else W.write_out(out, r, "addmm")
+    return p if beta == 0 else p + _scaled(input, beta)
 
 
-def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
+@composite("addmv", inplace=True)
+def addmv(input, mat, vec, *, beta=1, alpha=1):
     """``beta * input + alpha * (mat @ vec)``."""
     p = _scaled(mv(mat, vec), alpha)
-    r = p if beta == 0 else p + _scaled(input, beta)
-    return r if out is None else W.write_out(out, r, "addmv")
+    return p if beta == 0 else p + _scaled(input, beta)
 
 
-def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
+@composite("addr", inplace=True)
+def addr(input, vec1, vec2, *, beta=1, alpha=1):
     """``beta * input + alpha * outer(vec1, vec2)``."""
     p = _scaled(outer(vec1, vec2), alpha)
-    r = p if beta == 0 else p + _scaled(input, beta)
-    return r if out is None else W.write_out(out, r, "addr")
+    return p if beta == 0 else p + _scaled(input, beta)
 
 
-def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
+@composite("baddbmm", inplace=True)
+def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """``beta * input + alpha * (batch1 @ batch2)``."""
     p = _scaled(bmm(batch1, batch2), alpha)
-    r = p if beta == 0 else p + _scaled(input, beta)
-    return r if out is None else W.write_out(out, r, "baddbmm")
+    return p if beta == 0 else p + _scaled(input, beta)
 
 
-def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
+@composite("addbmm", inplace=True)
+def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """``beta * input + alpha * sum_b(batch1[b] @ batch2[b])``."""
     p = _scaled(bmm(batch1, batch2).sum(0), alpha)
-    r = p if beta == 0 else p + _scaled(input, beta)
-    return r if out is None else W.write_out(out, r, "addbmm")
+    return p if beta == 0 else p + _scaled(input, beta)
 
 
-def _inplace_of(fn, name):
-    def method(self, *args, **kwargs):
-        return W.write_back(self, fn(self, *args, **kwargs), name)
-    method.__name__ = name
-    method.__doc__ = f"In-place :func:`{fn.__name__}`."
-    return method
+addmm_, addmv_, addr_, baddbmm_, addbmm_ = addmm.inplace, addmv.inplace, addr.inplace, baddbmm.inplace, addbmm.inplace
 
 
-addmm_ = _inplace_of(addmm, "addmm_")
-addmv_ = _inplace_of(addmv, "addmv_")
-addr_ = _inplace_of(addr, "addr_")
-baddbmm_ = _inplace_of(baddbmm, "baddbmm_")
-addbmm_ = _inplace_of(addbmm, "addbmm_")
-
-
+@composite("matrix_power", out=False)
 def matrix_power(input, n: int):
     """``input`` (a square matrix or a batch of them) multiplied by itself ``n`` times (n >= 0;
     negative powers need an inverse, which ember does not have yet)."""
@@ -210,7 +201,8 @@ def matrix_power(input, n: int):
     return result if result is not input else input.clone()
 
 
-def chain_matmul(*matrices, out=None):
+@composite("chain_matmul", method=False)
+def chain_matmul(*matrices):
     """The product of 2-D matrices, left to right (deprecated in PyTorch: use ``linalg.multi_dot``)."""
     if len(matrices) == 1 and isinstance(matrices[0], (list, tuple)):
         matrices = tuple(matrices[0])
@@ -219,11 +211,11 @@ def chain_matmul(*matrices, out=None):
     r = matrices[0]
     for m in matrices[1:]:
         r = mm(r, m)
-    r = r.clone() if len(matrices) == 1 else r
-    return r if out is None else W.write_out(out, r, "chain_matmul")
+    return r.clone() if len(matrices) == 1 else r
 
 
-def tensordot(a, b, dims=2, out=None):
+@composite("tensordot", method=False)
+def tensordot(a, b, dims=2):
     """Contract ``dims`` (an int: the last of a with the first of b; or two lists) of a and b."""
     if isinstance(dims, int):
         if dims < 0:
@@ -246,28 +238,17 @@ def tensordot(a, b, dims=2, out=None):
                                f"second has size {b._shape[y]} in dim {y}")
     fa = [d for d in range(a.dim()) if d not in da]
     fb = [d for d in range(b.dim()) if d not in db]
-    k = 1
-    for d in da:
-        k *= a._shape[d]
-    ma = 1
-    for d in fa:
-        ma *= a._shape[d]
-    nb = 1
-    for d in fb:
-        nb *= b._shape[d]
-    A = a.permute(fa + da).reshape(ma, k)
-    B = b.permute(db + fb).reshape(k, nb)
-    r = mm(A, B).reshape([a._shape[d] for d in fa] + [b._shape[d] for d in fb])
-    return r if out is None else W.write_out(out, r, "tensordot")
+    k = math.prod(a._shape[d] for d in da)
+    ma = math.prod(a._shape[d] for d in fa)
+    nb = math.prod(b._shape[d] for d in fb)
+    lhs = a.permute(fa + da).reshape(ma, k)
+    rhs = b.permute(db + fb).reshape(k, nb)
+    return mm(lhs, rhs).reshape([a._shape[d] for d in fa] + [b._shape[d] for d in fb])
 
 
-def kron(input, other, *, out=None):
+@composite("kron")
+def kron(input, other):
     """Kronecker product."""
-    r = _kron(input, other)
-    return r if out is None else W.write_out(out, r, "kron")
-
-
-def _kron(input, other):
     nd = max(input.dim(), other.dim())
     a = input.reshape((1,) * (nd - input.dim()) + input._shape)
     b = other.reshape((1,) * (nd - other.dim()) + other._shape)
@@ -280,6 +261,7 @@ def _kron(input, other):
     return r.reshape([a._shape[i] * b._shape[i] for i in range(nd)])
 
 
+@composite("trace", out=False)
 def trace(input):
     """Sum of the main diagonal of a matrix."""
     if input.dim() != 2:
@@ -287,20 +269,19 @@ def trace(input):
     return input.diagonal().sum()
 
 
-def diag(input, diagonal: int = 0, *, out=None):
+@composite("diag")
+def diag(input, diagonal: int = 0):
     """A 1-D tensor's square diagonal matrix, or a matrix's ``diagonal``-th diagonal."""
     if input.dim() == 1:
-        r = diag_embed(input, diagonal, 0, 1)
-    elif input.dim() == 2:
-        r = input.diagonal(diagonal).clone()
-    else:
-        raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {input.dim()}D")
-    return r if out is None else W.write_out(out, r, "diag")
+        return diag_embed(input, diagonal, 0, 1)
+    if input.dim() == 2:
+        return input.diagonal(diagonal).clone()
+    raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {input.dim()}D")
 
 
+@composite("diag_embed", out=False)
 def diag_embed(input, offset: int = 0, dim1: int = -2, dim2: int = -1):
     """Tensors whose (dim1, dim2) diagonals are the last dimension of ``input``."""
-    from . import zeros
     n = input._shape[-1] + abs(offset)
     nd = input.dim() + 1
     d1 = U.wrap_dim(dim1, nd, "diag_embed")
@@ -312,11 +293,12 @@ def diag_embed(input, offset: int = 0, dim1: int = -2, dim2: int = -1):
     bi = iter(batch)
     for i in range(nd):
         shape.append(n if i in (d1, d2) else next(bi))
-    z = zeros(shape, dtype=input._dtype, device=input._device)
+    z = CR.zeros(shape, dtype=input._dtype, device=input._device)
     z.diagonal(offset, d1, d2).copy_(input)
     return z
 
 
+@composite("diagflat", out=False)
 def diagflat(input, offset=0):
     """The flattened ``input`` as the ``offset``-th diagonal of a square matrix."""
     return diag(input.reshape(-1), offset)
@@ -325,6 +307,7 @@ def diagflat(input, offset=0):
 _EIN = re.compile(r"^[a-zA-Z.]*$")
 
 
+@composite("einsum", out=False, method=False)
 def einsum(equation: str, *operands):
     """Einstein summation, contracted pairwise with matmul (``'ij,jk->ik'``, ``'...ij->...ji'``)."""
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
@@ -424,8 +407,8 @@ def _einsum_pair(a, sa, b, sb, rest):
     k = 1
     for i in range(len(contract)):
         k *= max(A._shape[nbatch + len(fa) + i], B._shape[nbatch + i])
-    A = A.reshape(list(A._shape[:nbatch]) + [_prod(fas), _prod(A._shape[nbatch + len(fa):])])
-    B = B.reshape(list(B._shape[:nbatch]) + [_prod(B._shape[nbatch:nbatch + len(contract)]), _prod(fbs)])
+    A = A.reshape(list(A._shape[:nbatch]) + [math.prod(fas), math.prod(A._shape[nbatch + len(fa):])])
+    B = B.reshape(list(B._shape[:nbatch]) + [math.prod(B._shape[nbatch:nbatch + len(contract)]), math.prod(fbs)])
     if A._shape[-1] != B._shape[-2]:
         # a contracted size broadcast from 1
         if A._shape[-1] == 1:
@@ -437,14 +420,8 @@ def _einsum_pair(a, sa, b, sb, rest):
     return r, "".join(batch + fa + fb)
 
 
-def _prod(xs):
-    n = 1
-    for x in xs:
-        n *= x
-    return n
-
-
-def cross(input, other, dim=None, *, out=None):
+@composite("cross")
+def cross(input, other, dim=None):
     """Cross product of 3-vectors along ``dim`` (the first dim of size 3 by default); the
     operands broadcast."""
     shape = U.broadcast_shapes(input._shape, other._shape, "cross")
@@ -463,5 +440,4 @@ def cross(input, other, dim=None, *, out=None):
                            f"{size_at(other)}")
     a0, a1, a2 = input.expand(shape).unbind(d)
     b0, b1, b2 = other.expand(shape).unbind(d)
-    r = SH.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], d)
-    return r if out is None else W.write_out(out, r, "cross")
+    return SH.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], d)

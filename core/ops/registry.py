@@ -249,6 +249,18 @@ def record(op, args, inputs, out) -> None:
                 out._fn_version = out._version[0]
 
 
+def make_view(op: OpDef, x: Tensor, shape: tuple, stride: tuple, offset: int, args: tuple) -> Tensor:
+    """The view op ``op`` of ``x``: an alias sharing storage and version counter with the given
+    geometry, with one graph node recorded (``op.backward``) when ``x`` takes part in autograd.
+    Views are made here, in the core, for every backend."""
+    if offset != x._offset and 0 in shape:
+        offset = x._offset  # an empty view addresses nothing: never point it past the end of the storage
+    v = _alias(x, shape, stride, offset)
+    if _grad.enabled and (x._requires_grad or (x._base is not None and view_requires_grad(x))):
+        record(op, args, (x,), v)
+    return v
+
+
 def _saved_alias(o):
     if not isinstance(o, Tensor):
         return o

@@ -3,16 +3,15 @@ tril/triu, meshgrid, broadcast_tensors."""
 from __future__ import annotations
 
 from .. import _dtype as D
-from .._tensor import Tensor, _wrap_dim
+from .._tensor import Size, Tensor, _wrap_dim
 from . import _args as U
-from .registry import dispatch, register_op
+from .declare import composite, defop
 from . import comparison as CMP
 from . import copy as CP
 from . import creation as CR
 from . import indexing as IX
 from . import pointwise as PW
 from . import views as V
-from . import writes as W
 
 __all__ = ["block_diag", "broadcast_shapes", "broadcast_tensors", "cat", "column_stack", "concat", "concatenate",
            "dstack", "flip", "fliplr", "flipud", "hstack", "meshgrid", "repeat", "repeat_interleave", "roll",
@@ -48,10 +47,8 @@ def _cat_bw(ctx, g):
     return tuple(res)
 
 
-_CAT = register_op("cat", decomposition=_cat_decomp, backward=_cat_bw, saves=(), group="shape")
-
-
-def cat(tensors, dim: int = 0, *, out=None):
+@defop("cat", decomposition=_cat_decomp, backward=_cat_bw, saves=(), method=False, group="shape")
+def cat(tensors, dim: int = 0):
     """Concatenate along an existing ``dim`` (dtypes promoted; empty 1-D tensors skipped)."""
     if isinstance(tensors, Tensor) or not isinstance(tensors, (list, tuple)):
         raise TypeError(f"cat() argument 'tensors' (position 1) must be tuple of Tensors, not {type(tensors).__name__}")
@@ -63,8 +60,7 @@ def cat(tensors, dim: int = 0, *, out=None):
             raise TypeError(f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}")
     keep = [t for t in tensors if not (t.dim() == 1 and t._shape[0] == 0)]
     if not keep:
-        r = tensors[0].clone()
-        return r if out is None else W.write_out(out, r, "cat")
+        return None, tensors[0].clone(), None
     ref = keep[0]
     if ref.dim() == 0:
         raise RuntimeError("zero-dimensional tensor (at position 0) cannot be concatenated")
@@ -84,21 +80,21 @@ def cat(tensors, dim: int = 0, *, out=None):
                                    f"{next(k for k, u in enumerate(tensors) if u is t)} in the list.")
     keep = [t if t._dtype is dt else CP.cast(t, dt) for t in keep]
     if len(keep) == 1:
-        r = keep[0].clone()
-    else:
-        r = dispatch(_CAT, dev, (keep, d), tuple(keep))
-    return r if out is None else W.write_out(out, r, "cat")
+        return None, keep[0].clone(), None
+    return dev, (keep, d), tuple(keep)
 
 
 concat = cat
 
 
-def concatenate(tensors, axis: int = 0, out=None):
+@composite("concatenate", method=False)
+def concatenate(tensors, axis: int = 0):
     """numpy-style alias of :func:`cat` (``axis`` is ``dim``)."""
-    return cat(tensors, axis, out=out)
+    return cat(tensors, axis)
 
 
-def stack(tensors, dim: int = 0, *, out=None):
+@composite("stack", method=False)
+def stack(tensors, dim: int = 0):
     """Join tensors of equal shape along a new ``dim``."""
     tensors = list(tensors)
     if not tensors:
@@ -109,32 +105,36 @@ def stack(tensors, dim: int = 0, *, out=None):
             raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(s0)} at entry 0 and "
                                f"{list(t._shape)} at entry {i}")
     d = _wrap_dim(dim, len(s0) + 1, "stack")
-    return cat([t.unsqueeze(d) for t in tensors], d, out=out)
+    return cat([t.unsqueeze(d) for t in tensors], d)
 
 
-def hstack(tensors, *, out=None):
+@composite("hstack", method=False)
+def hstack(tensors):
     """Concatenate column-wise (along dim 1; along dim 0 for 1-D tensors)."""
     ts = [t if t.dim() else t.reshape(1) for t in tensors]
-    return cat(ts, 0 if ts[0].dim() == 1 else 1, out=out)
+    return cat(ts, 0 if ts[0].dim() == 1 else 1)
 
 
-def vstack(tensors, *, out=None):
+@composite("vstack", method=False)
+def vstack(tensors):
     """Concatenate row-wise (1-D tensors become rows)."""
-    return cat([V.atleast_2d(t) for t in tensors], 0, out=out)
+    return cat([V.atleast_2d(t) for t in tensors], 0)
 
 
 row_stack = vstack
 
 
-def dstack(tensors, *, out=None):
+@composite("dstack", method=False)
+def dstack(tensors):
     """Concatenate along a third dim (tensors are made at least 3-D)."""
-    return cat([V.atleast_3d(t) for t in tensors], 2, out=out)
+    return cat([V.atleast_3d(t) for t in tensors], 2)
 
 
-def column_stack(tensors, *, out=None):
+@composite("column_stack", method=False)
+def column_stack(tensors):
     """Stack 1-D tensors as columns (and concatenate 2-D ones) along dim 1."""
     ts = [t.reshape(-1, 1) if t.dim() <= 1 else t for t in tensors]
-    return cat(ts, 1, out=out)
+    return cat(ts, 1)
 
 
 def _flip_decomp(x, dims):
@@ -146,20 +146,19 @@ def _flip_decomp(x, dims):
     return r
 
 
-_FLIP = register_op("flip", decomposition=_flip_decomp, backward=lambda ctx, g: (flip(g, ctx.args[1]),), saves=(),
-                    group="shape")
-
-
+# Tensor.flip takes the dims as varargs too: ember._methods binds that form
+@defop("flip", decomposition=_flip_decomp, backward=lambda ctx, g: (flip(g, ctx.args[1]),), saves=(), out=False,
+       method=False, group="shape")
 def flip(input, dims):
     """Reverse the order of elements along ``dims`` (a copy)."""
     dims = (dims,) if isinstance(dims, int) else tuple(dims)
-    nd = input.dim()
-    dd = U.dims_arg(dims, nd, "flip") if dims else ()
+    dd = U.dims_arg(dims, input.dim(), "flip") if dims else ()
     if not dd:
-        return input.clone()
-    return dispatch(_FLIP, input._device, (input, dd), (input,))
+        return None, input.clone(), None
+    return input._device, (input, dd), (input,)
 
 
+@composite("fliplr", out=False)
 def fliplr(input):
     """Reverse the columns (dim 1) of a tensor of at least 2 dims."""
     if input.dim() < 2:
@@ -167,6 +166,7 @@ def fliplr(input):
     return flip(input, (1,))
 
 
+@composite("flipud", out=False)
 def flipud(input):
     """Reverse the rows (dim 0)."""
     if input.dim() < 1:
@@ -174,6 +174,7 @@ def flipud(input):
     return flip(input, (0,))
 
 
+@composite("roll", out=False)
 def roll(input, shifts, dims=None):
     """Shift elements cyclically along ``dims`` (or the flattened tensor)."""
     if dims is None:
@@ -196,6 +197,7 @@ def roll(input, shifts, dims=None):
     return r if r is not input else input.clone()
 
 
+@composite("rot90", out=False)
 def rot90(input, k: int = 1, dims=(0, 1)):
     """Rotate by 90 degrees ``k`` times in the plane of ``dims``."""
     if len(dims) != 2:
@@ -213,6 +215,7 @@ def rot90(input, k: int = 1, dims=(0, 1)):
     return input.clone()
 
 
+@composite("repeat", out=False)
 def repeat(input, *sizes):
     """Tile the tensor ``sizes`` times along each dimension (leading sizes add dims)."""
     sizes = U.size_arg(sizes, "repeat")
@@ -227,6 +230,8 @@ def repeat(input, *sizes):
     return out.reshape([r * s for r, s in zip(sizes, x._shape)])
 
 
+# Tensor.tile takes the dims as varargs too: ember._methods binds that form
+@composite("tile", out=False, method=False)
 def tile(input, dims):
     """Repeat the tensor ``dims`` times per dim (missing leading dims count as 1)."""
     dims = tuple(dims)
@@ -235,6 +240,7 @@ def tile(input, dims):
     return repeat(input, dims)
 
 
+@composite("repeat_interleave", out=False)
 def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     """Repeat each element ``repeats`` times (an int or a per-element tensor) along ``dim``."""
     if repeats is None:  # repeat_interleave(repeats_tensor): indices repeated by themselves
@@ -275,32 +281,26 @@ def _tri_mask(x, diagonal, upper):
     return CMP.ge(d, diagonal) if upper else CMP.le(d, diagonal)
 
 
-def tril(input, diagonal: int = 0, *, out=None):
+def _triangle(input, diagonal, upper, op):
+    if input.dim() < 2:
+        raise RuntimeError(f"{op}: input tensor must have at least 2 dimensions")
+    zero = False if input._dtype is D.bool else (0.0 if input._dtype.category == D._FLOAT else 0)
+    return PW.where(_tri_mask(input, diagonal, upper), input, zero)
+
+
+@composite("tril", inplace=True)
+def tril(input, diagonal: int = 0):
     """The lower triangle (on and below ``diagonal``); the rest zero."""
-    if input.dim() < 2:
-        raise RuntimeError("tril: input tensor must have at least 2 dimensions")
-    zero = False if input._dtype is D.bool else (0.0 if input._dtype.category == D._FLOAT else 0)
-    r = PW.where(_tri_mask(input, diagonal, False), input, zero)
-    return r if out is None else W.write_out(out, r, "tril")
+    return _triangle(input, diagonal, False, "tril")
 
 
-def triu(input, diagonal: int = 0, *, out=None):
+@composite("triu", inplace=True)
+def triu(input, diagonal: int = 0):
     """The upper triangle (on and above ``diagonal``); the rest zero."""
-    if input.dim() < 2:
-        raise RuntimeError("triu: input tensor must have at least 2 dimensions")
-    zero = False if input._dtype is D.bool else (0.0 if input._dtype.category == D._FLOAT else 0)
-    r = PW.where(_tri_mask(input, diagonal, True), input, zero)
-    return r if out is None else W.write_out(out, r, "triu")
+    return _triangle(input, diagonal, True, "triu")
 
 
-def tril_(self, diagonal=0):
-    """In-place :func:`tril`."""
-    return self.copy_(tril(self, diagonal))
-
-
-def triu_(self, diagonal=0):
-    """In-place :func:`triu`."""
-    return self.copy_(triu(self, diagonal))
+tril_, triu_ = tril.inplace, triu.inplace
 
 
 def tril_indices(row, col, offset=0, *, dtype=None, device=None):
@@ -315,6 +315,7 @@ def triu_indices(row, col, offset=0, *, dtype=None, device=None):
     return CR.tensor([[i for i, _ in idx], [j for _, j in idx]], dtype=dtype or D.int64, device=device).reshape(2, len(idx))
 
 
+@composite("meshgrid", out=False, method=False)
 def meshgrid(*tensors, indexing: str = "ij"):
     """Coordinate grids from 1-D tensors (``indexing='ij'`` or ``'xy'``), as expanded views."""
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
@@ -339,6 +340,7 @@ def meshgrid(*tensors, indexing: str = "ij"):
     return tuple(out)
 
 
+@composite("broadcast_tensors", out=False, method=False)
 def broadcast_tensors(*tensors):
     """Views of the tensors expanded to their common broadcast shape."""
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
@@ -349,20 +351,19 @@ def broadcast_tensors(*tensors):
 
 def broadcast_shapes(*shapes):
     """The shape that ``shapes`` broadcast to, as an ``ember.Size``."""
-    from .._tensor import Size
     return Size(U.broadcast_all([(s,) if isinstance(s, int) else tuple(s) for s in shapes], "broadcast_shapes"))
 
 
+@composite("block_diag", out=False, method=False)
 def block_diag(*tensors):
     """A block-diagonal matrix of the given tensors."""
-    from . import zeros
     ts = [t.reshape(1, -1) if t.dim() == 1 else t.reshape(1, 1) if t.dim() == 0 else t for t in tensors]
     R = sum(t._shape[0] for t in ts)
     C = sum(t._shape[1] for t in ts)
     dt = ts[0]._dtype
     for t in ts[1:]:
         dt = D.promote_types(dt, t._dtype)
-    out = zeros((R, C), dtype=dt, device=ts[0]._device)
+    out = CR.zeros((R, C), dtype=dt, device=ts[0]._device)
     r = c = 0
     for t in ts:
         out[r:r + t._shape[0], c:c + t._shape[1]] = t

@@ -5,14 +5,18 @@ input's storage and version counter and remembers its base (``_base``).
 """
 from __future__ import annotations
 
+import math
+
 from .. import _dtype as D
 from .. import _state
 from .._tensor import Tensor, _alias, _wrap_dim
-from .._graph import view_requires_grad
+from .._graph import scatter_to_geometry
 from ..backend import contiguous_strides
 from . import _args as U
-from .registry import record, register_op
 from . import copy as CP
+from . import creation as CR
+from . import writes as W
+from .declare import composite, viewop
 
 __all__ = ["adjoint", "alias", "as_strided", "as_strided_", "atleast_1d", "atleast_2d", "atleast_3d",
            "broadcast_to", "chunk", "diagonal", "dsplit", "expand", "expand_as", "flatten", "hsplit", "moveaxis",
@@ -22,22 +26,6 @@ __all__ = ["adjoint", "alias", "as_strided", "as_strided_", "atleast_1d", "atlea
            "vsplit"]
 
 _grad = _state.grad
-
-
-def _view_of(op, x, shape, stride, offset, args):
-    if offset != x._offset and 0 in shape:
-        offset = x._offset  # an empty view addresses nothing: never point it past the end of the storage
-    v = _alias(x, shape, stride, offset)
-    if _grad.enabled and (x._requires_grad or (x._base is not None and view_requires_grad(x))):
-        record(op, args, (x,), v)
-    return v
-
-
-def _numel(shape) -> int:
-    n = 1
-    for s in shape:
-        n *= s
-    return n
 
 
 def infer_size(shape, numel: int, op: str = "view") -> tuple:
@@ -69,7 +57,7 @@ def _fmt(shape):
 
 def view_strides(shape, stride, newshape):
     """Strides that let ``newshape`` view a tensor of ``shape``/``stride``, or None."""
-    if _numel(shape) == 0 or not shape:
+    if math.prod(shape) == 0 or not shape:
         return contiguous_strides(newshape)
     newstride = [0] * len(newshape)
     view_d = len(newshape) - 1
@@ -94,11 +82,14 @@ def view_strides(shape, stride, newshape):
     return tuple(newstride)
 
 
-_VIEW = register_op("view", saves=(), backward=lambda ctx, g: (g.reshape(ctx.args[0].shape),), group="view")
+def _reshape_bw(ctx, g):
+    return (g.reshape(ctx.args[0].shape),)
 
 
-def view(self: Tensor, *shape) -> Tensor:
-    """The same data with another shape; refuses strides that can't be viewed (use ``reshape``)."""
+@viewop("view", backward=_reshape_bw)
+def view(self: Tensor, *shape):
+    """The same data with another shape; refuses strides that can't be viewed (use ``reshape``).
+    ``view(dtype)`` reinterprets the bytes as another dtype."""
     if len(shape) == 1 and (isinstance(shape[0], D.dtype) or isinstance(shape[0], str)):
         return _view_dtype(self, D.to_dtype(shape[0]))
     shape = infer_size(U.size_arg(shape, "view"), self.numel(), "view")
@@ -111,7 +102,7 @@ def view(self: Tensor, *shape) -> Tensor:
                 f"view size is not compatible with input tensor's size and stride (at least one dimension spans "
                 f"across two contiguous subspaces). Use .reshape(...) instead. (input shape {list(self._shape)}, "
                 f"stride {list(self._stride)}, requested {list(shape)})")
-    return _view_of(_VIEW, self, shape, st, self._offset, (self, shape))
+    return self, shape, st, self._offset, (self, shape)
 
 
 def _view_dtype(self, dtype):
@@ -137,38 +128,38 @@ def _view_dtype(self, dtype):
     return v
 
 
-def reshape(self: Tensor, *shape) -> Tensor:
+@viewop("reshape", backward=_reshape_bw)
+def reshape(self: Tensor, *shape):
     """A view when the strides allow it, otherwise a contiguous copy with the new shape."""
     shape = infer_size(U.size_arg(shape, "reshape"), self.numel(), "reshape")
     if shape == self._shape:
-        return _view_of(_VIEW, self, shape, self._stride, self._offset, (self, shape))
+        return self, shape, self._stride, self._offset, (self, shape)
     st = view_strides(self._shape, self._stride, shape)
     if st is not None:
-        return _view_of(_VIEW, self, shape, st, self._offset, (self, shape))
+        return self, shape, st, self._offset, (self, shape)
     c = CP.clone(self)
-    return _view_of(_VIEW, c, shape, contiguous_strides(shape), c._offset, (c, shape))
+    return c, shape, contiguous_strides(shape), c._offset, (c, shape)
 
 
+@composite("view_as", out=False)
 def view_as(self, other):
     """:func:`view` with ``other``'s shape."""
     return view(self, other._shape)
 
 
+@composite("reshape_as", out=False)
 def reshape_as(self, other):
     """:func:`reshape` to ``other``'s shape."""
     return reshape(self, other._shape)
 
 
 def _as_strided_bw(ctx, g):
-    from .._graph import scatter_to_geometry
     x, size, stride, offset = ctx.args
     return (scatter_to_geometry(g, (tuple(size), tuple(stride), offset), x.shape, x._stride, x._offset),)
 
 
-_AS_STRIDED = register_op("as_strided", saves=(), backward=_as_strided_bw, group="view")
-
-
-def as_strided(input: Tensor, size, stride, storage_offset=None) -> Tensor:
+@viewop("as_strided", backward=_as_strided_bw, inplace=True)
+def as_strided(input: Tensor, size, stride, storage_offset=None):
     """A view with explicit size, stride and storage offset (all in elements)."""
     size = tuple(int(s) for s in size)
     stride = tuple(int(s) for s in stride)
@@ -177,7 +168,7 @@ def as_strided(input: Tensor, size, stride, storage_offset=None) -> Tensor:
     offset = input._offset if storage_offset is None else int(storage_offset)
     if any(s < 0 for s in size) or any(s < 0 for s in stride) or offset < 0:
         raise RuntimeError(f"as_strided: negative size, stride or offset (size {list(size)}, stride {list(stride)}, offset {offset})")
-    if _numel(size):
+    if math.prod(size):
         last = offset + sum((s - 1) * st for s, st in zip(size, stride))
         cap = input._storage._nbytes // input._dtype.itemsize
         if last >= cap:
@@ -185,17 +176,18 @@ def as_strided(input: Tensor, size, stride, storage_offset=None) -> Tensor:
                 f"as_strided: setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {offset}, and "
                 f"itemsize {input._dtype.itemsize} requiring a storage size of {(last + 1) * input._dtype.itemsize} are "
                 f"out of bounds for storage of size {input._storage._nbytes}")
-    return _view_of(_AS_STRIDED, input, size, stride, offset, (input, size, stride, offset))
+    return input, size, stride, offset, (input, size, stride, offset)
+
+
+as_strided_ = as_strided.inplace
 
 
 def _expand_bw(ctx, g):
     return (g,)  # the engine sums broadcast dimensions back to the input's shape
 
 
-_EXPAND = register_op("expand", saves=(), backward=_expand_bw, group="view")
-
-
-def expand(self: Tensor, *sizes) -> Tensor:
+@viewop("expand", backward=_expand_bw)
+def expand(self: Tensor, *sizes):
     """A view with size-1 dimensions repeated (stride 0), ``-1`` keeping a size."""
     sizes = U.size_arg(sizes, "expand")
     nd = len(self._shape)
@@ -227,22 +219,20 @@ def expand(self: Tensor, *sizes) -> Tensor:
                 f"dimension {i}.  Target sizes: {list(sizes)}.  Tensor sizes: {list(self._shape)}")
     shape = tuple(shape)
     if shape == self._shape:
-        return _view_of(_EXPAND, self, shape, self._stride, self._offset, (self, shape))
-    return _view_of(_EXPAND, self, shape, tuple(stride), self._offset, (self, shape))
+        return self, shape, self._stride, self._offset, (self, shape)
+    return self, shape, tuple(stride), self._offset, (self, shape)
 
 
+@composite("expand_as", out=False)
 def expand_as(self, other):
     """:func:`expand` to ``other``'s shape."""
     return expand(self, other._shape)
 
 
+@composite("broadcast_to", out=False)
 def broadcast_to(input, size):
     """:func:`expand` to ``size`` (a view; -1 keeps a size)."""
     return expand(input, *size) if not isinstance(size, int) else expand(input, size)
-
-
-_PERMUTE = register_op("permute", saves=(), group="view",
-                       backward=lambda ctx, g: (permute(g, _inverse_perm(ctx.args[1])),))
 
 
 def _inverse_perm(p):
@@ -252,7 +242,8 @@ def _inverse_perm(p):
     return tuple(inv)
 
 
-def permute(input: Tensor, *dims) -> Tensor:
+@viewop("permute", backward=lambda ctx, g: (permute(g, _inverse_perm(ctx.args[1])),))
+def permute(input: Tensor, *dims):
     """A view with dimensions reordered."""
     if len(dims) == 1 and isinstance(dims[0], (list, tuple)):
         dims = dims[0]
@@ -265,45 +256,48 @@ def permute(input: Tensor, *dims) -> Tensor:
         raise RuntimeError(f"permute: repeated dim in {list(dims)}")
     shape = tuple(input._shape[d] for d in dims)
     stride = tuple(input._stride[d] for d in dims)
-    return _view_of(_PERMUTE, input, shape, stride, input._offset, (input, dims))
+    return input, shape, stride, input._offset, (input, dims)
 
 
-_TRANSPOSE = register_op("transpose", saves=(), group="view",
-                         backward=lambda ctx, g: (transpose(g, ctx.args[1], ctx.args[2]),))
-
-
-def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
+@viewop("transpose", backward=lambda ctx, g: (transpose(g, ctx.args[1], ctx.args[2]),), inplace=True)
+def transpose(input: Tensor, dim0: int, dim1: int):
     """A view with two dimensions swapped."""
     nd = len(input._shape)
     d0 = _wrap_dim(dim0, nd, "transpose")
     d1 = _wrap_dim(dim1, nd, "transpose")
     if nd == 0:
-        return _view_of(_TRANSPOSE, input, (), (), input._offset, (input, 0, 0))
+        return input, (), (), input._offset, (input, 0, 0)
     shape = list(input._shape)
     stride = list(input._stride)
     shape[d0], shape[d1] = shape[d1], shape[d0]
     stride[d0], stride[d1] = stride[d1], stride[d0]
-    return _view_of(_TRANSPOSE, input, tuple(shape), tuple(stride), input._offset, (input, d0, d1))
+    return input, tuple(shape), tuple(stride), input._offset, (input, d0, d1)
 
 
+transpose_ = transpose.inplace
 swapaxes = swapdims = transpose
+swapaxes_ = swapdims_ = transpose_
 
 
-def t(input: Tensor) -> Tensor:
+def _t_impl(input):
     """Transpose of a tensor with at most 2 dimensions."""
     if input.dim() > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input.dim()}D")
-    if input.dim() < 2:
-        return transpose(input, 0, 0) if input.dim() == 1 else _view_of(_TRANSPOSE, input, (), (), input._offset, (input, 0, 0))
-    return transpose(input, 0, 1)
+    return transpose(input, 0, 1) if input.dim() == 2 else transpose(input, 0, 0)
 
 
+t = composite("t", _t_impl, out=False, inplace=lambda self: W.become_view(self, t(self), "t_"))
+t_ = t.inplace
+
+
+@composite("adjoint", out=False)
 def adjoint(input):
     """The last two dims swapped (a view; ember has no complex dtypes to conjugate)."""
     return transpose(input, -2, -1)
 
 
-def movedim(input: Tensor, source, destination) -> Tensor:
+@composite("movedim", out=False)
+def movedim(input: Tensor, source, destination):
     """Move dims at ``source`` to ``destination`` (ints or sequences)."""
     nd = input.dim()
     src = [source] if isinstance(source, int) else list(source)
@@ -328,11 +322,8 @@ def _squeeze_bw(ctx, g):
     return (g.reshape(ctx.args[0].shape),)
 
 
-_SQUEEZE = register_op("squeeze", saves=(), backward=_squeeze_bw, group="view")
-_UNSQUEEZE = register_op("unsqueeze", saves=(), backward=_squeeze_bw, group="view")
-
-
-def squeeze(input: Tensor, dim=None) -> Tensor:
+@viewop("squeeze", backward=_squeeze_bw, inplace=True)
+def squeeze(input: Tensor, dim=None):
     """Remove size-1 dimensions (all, or those in ``dim``)."""
     nd = input.dim()
     if dim is None:
@@ -342,10 +333,11 @@ def squeeze(input: Tensor, dim=None) -> Tensor:
         keep = [i for i in range(nd) if not (i in dims and input._shape[i] == 1)]
     shape = tuple(input._shape[i] for i in keep)
     stride = tuple(input._stride[i] for i in keep)
-    return _view_of(_SQUEEZE, input, shape, stride, input._offset, (input, dim))
+    return input, shape, stride, input._offset, (input, dim)
 
 
-def unsqueeze(input: Tensor, dim: int) -> Tensor:
+@viewop("unsqueeze", backward=_squeeze_bw, inplace=True)
+def unsqueeze(input: Tensor, dim: int):
     """Insert a size-1 dimension at ``dim``."""
     nd = input.dim()
     d = _wrap_dim(dim, nd + 1, "unsqueeze")
@@ -354,28 +346,24 @@ def unsqueeze(input: Tensor, dim: int) -> Tensor:
     st = shape[d] * stride[d] if d < nd else 1
     shape.insert(d, 1)
     stride.insert(d, st)
-    return _view_of(_UNSQUEEZE, input, tuple(shape), tuple(stride), input._offset, (input, d))
+    return input, tuple(shape), tuple(stride), input._offset, (input, d)
+
+
+squeeze_, unsqueeze_ = squeeze.inplace, unsqueeze.inplace
 
 
 def _embed_bw(make_view):
     """Backward of a view that selects part of its input: zeros with the gradient placed in."""
     def bw(ctx, g):
-        from . import zeros
         x = ctx.args[0]
-        z = zeros(x.shape, dtype=g._dtype, device=g._device)
+        z = CR.zeros(x.shape, dtype=g._dtype, device=g._device)
         make_view(z, *ctx.args[1:]).copy_(g)
         return (z,)
     return bw
 
 
-def _select_impl(x, dim, index):
-    return select(x, dim, index)
-
-
-_SELECT = register_op("select", saves=(), backward=_embed_bw(lambda z, d, i: select(z, d, i)), group="view")
-
-
-def select(input: Tensor, dim: int, index: int) -> Tensor:
+@viewop("select", backward=_embed_bw(lambda z, d, i: select(z, d, i)))
+def select(input: Tensor, dim: int, index: int):
     """The slice at ``index`` along ``dim``, with that dimension removed."""
     nd = input.dim()
     if nd == 0:
@@ -390,14 +378,12 @@ def select(input: Tensor, dim: int, index: int) -> Tensor:
         index += size
     shape = input._shape[:d] + input._shape[d + 1:]
     stride = input._stride[:d] + input._stride[d + 1:]
-    return _view_of(_SELECT, input, shape, stride, input._offset + index * input._stride[d], (input, d, index))
+    return input, shape, stride, input._offset + index * input._stride[d], (input, d, index)
 
 
-_SLICE = register_op("slice", saves=(), group="view",
-                     backward=_embed_bw(lambda z, d, s, e, st: slice_dim(z, d, s, e, st)))
-
-
-def slice_dim(input: Tensor, dim: int, start, stop, step: int = 1) -> Tensor:
+# x[start:stop:step] along one dim (the front end of basic slicing; not a public function)
+@viewop("slice", backward=_embed_bw(lambda z, d, s, e, st: slice_dim(z, d, s, e, st)), method=False)
+def slice_dim(input: Tensor, dim: int, start, stop, step: int = 1):
     """``input[..., start:stop:step, ...]`` along ``dim`` (python slice rules; step > 0)."""
     d = _wrap_dim(dim, input.dim(), "slice")
     size = input._shape[d]
@@ -410,10 +396,11 @@ def slice_dim(input: Tensor, dim: int, start, stop, step: int = 1) -> Tensor:
     shape = input._shape[:d] + (n,) + input._shape[d + 1:]
     stride = input._stride[:d] + (input._stride[d] * step,) + input._stride[d + 1:]
     offset = input._offset + (start * input._stride[d] if n else 0)
-    return _view_of(_SLICE, input, shape, stride, offset, (input, d, start, stop, step))
+    return input, shape, stride, offset, (input, d, start, stop, step)
 
 
-def narrow(input: Tensor, dim: int, start, length: int) -> Tensor:
+@composite("narrow", out=False)
+def narrow(input: Tensor, dim: int, start, length: int):
     """``length`` elements from ``start`` along ``dim``, as a view."""
     nd = input.dim()
     if nd == 0:
@@ -436,10 +423,8 @@ def _diag_view(z, offset, d1, d2):
     return diagonal(z, offset, d1, d2)
 
 
-_DIAGONAL = register_op("diagonal", saves=(), backward=_embed_bw(_diag_view), group="view")
-
-
-def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+@viewop("diagonal", backward=_embed_bw(_diag_view))
+def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1):
     """The diagonal of the (dim1, dim2) planes as a view, its length the last dimension."""
     nd = input.dim()
     d1 = _wrap_dim(dim1, nd, "diagonal")
@@ -456,13 +441,12 @@ def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Te
     keep = [i for i in range(nd) if i not in (d1, d2)]
     shape = tuple(input._shape[i] for i in keep) + (n,)
     stride = tuple(input._stride[i] for i in keep) + (input._stride[d1] + input._stride[d2],)
-    return _view_of(_DIAGONAL, input, shape, stride, off, (input, offset, d1, d2))
+    return input, shape, stride, off, (input, offset, d1, d2)
 
 
 def _unfold_bw(ctx, g):
-    from . import zeros
     x, d, size, step = ctx.args
-    z = zeros(x.shape, dtype=g._dtype, device=g._device)
+    z = CR.zeros(x.shape, dtype=g._dtype, device=g._device)
     n = g._shape[d]
     if n:
         for k in range(size):  # window element k of every window: one strided, non-overlapping region
@@ -471,10 +455,8 @@ def _unfold_bw(ctx, g):
     return (z,)
 
 
-_UNFOLD = register_op("unfold", saves=(), backward=_unfold_bw, group="view")
-
-
-def unfold(self: Tensor, dimension: int, size: int, step: int) -> Tensor:
+@viewop("unfold", backward=_unfold_bw)
+def unfold(self: Tensor, dimension: int, size: int, step: int):
     """All windows of ``size`` along ``dimension`` with ``step``, windows in a new last dim."""
     nd = self.dim()
     d = _wrap_dim(dimension, nd, "unfold") if nd else 0
@@ -492,59 +474,18 @@ def unfold(self: Tensor, dimension: int, size: int, step: int) -> Tensor:
         stride[d] = st * step
     shape.append(size)
     stride.append(st)
-    return _view_of(_UNFOLD, self, tuple(shape), tuple(stride), self._offset, (self, d, size, step))
+    return self, tuple(shape), tuple(stride), self._offset, (self, d, size, step)
 
 
-# -- in-place view ops: self takes the view's geometry (and history) --------------------------
-
-def _become(self: Tensor, v: Tensor, name: str) -> Tensor:
-    if _grad.enabled and (self._requires_grad or (self._base is not None and self._base._requires_grad)):
-        from .writes import check_inplace
-        check_inplace(self, name)
-    self._shape, self._stride, self._offset = v._shape, v._stride, v._offset
-    self._native = None
-    self._version[0] += 1
-    if v._requires_grad:
-        self._grad_fn, self._output_nr, self._requires_grad = v._grad_fn, v._output_nr, True
-    self._fn_version = self._version[0]
-    return self
-
-
-def t_(self: Tensor) -> Tensor:
-    """In-place :func:`t`."""
-    return _become(self, t(self), "t_")
-
-
-def transpose_(self: Tensor, dim0: int, dim1: int) -> Tensor:
-    """In-place :func:`transpose`."""
-    return _become(self, transpose(self, dim0, dim1), "transpose_")
-
-
-swapaxes_ = swapdims_ = transpose_
-
-
-def squeeze_(self: Tensor, dim=None) -> Tensor:
-    """In-place :func:`squeeze`."""
-    return _become(self, squeeze(self, dim), "squeeze_")
-
-
-def unsqueeze_(self: Tensor, dim: int) -> Tensor:
-    """In-place :func:`unsqueeze`."""
-    return _become(self, unsqueeze(self, dim), "unsqueeze_")
-
-
-def as_strided_(self: Tensor, size, stride, storage_offset=None) -> Tensor:
-    """In-place :func:`as_strided`."""
-    return _become(self, as_strided(self, size, stride, storage_offset), "as_strided_")
-
-
-def alias(input: Tensor) -> Tensor:
+@viewop("alias", backward=_reshape_bw)
+def alias(input: Tensor):
     """A view of the whole tensor."""
-    return _view_of(_VIEW, input, input._shape, input._stride, input._offset, (input, input._shape))
+    return input, input._shape, input._stride, input._offset, (input, input._shape)
 
 
 # -- ops built from the views above ----------------------------------------------------------
 
+@composite("flatten", out=False)
 def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     """Merge dims ``start_dim..end_dim`` into one (a view when possible)."""
     nd = input.dim()
@@ -556,10 +497,11 @@ def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
     if s == e:
         return input
-    shape = input._shape[:s] + (_numel(input._shape[s:e + 1]),) + input._shape[e + 1:]
+    shape = input._shape[:s] + (math.prod(input._shape[s:e + 1]),) + input._shape[e + 1:]
     return reshape(input, shape)
 
 
+@composite("unflatten", out=False)
 def unflatten(input: Tensor, dim: int, sizes) -> Tensor:
     """Split dim ``dim`` into ``sizes`` (one may be -1)."""
     nd = input.dim()
@@ -573,11 +515,13 @@ def _viewable(x, d, sizes):
     return view_strides(x._shape, x._stride, x._shape[:d] + tuple(sizes) + x._shape[d + 1:]) is not None
 
 
+@composite("ravel", out=False)
 def ravel(input):
     """The flattened tensor (a view when the strides allow it)."""
     return reshape(input, (-1,))
 
 
+@composite("split", out=False)
 def split(tensor: Tensor, split_size_or_sections, dim: int = 0):
     """Views of chunks of ``split_size`` (the last may be smaller) or of the given sizes."""
     d = _wrap_dim(dim, tensor.dim(), "split")
@@ -600,6 +544,7 @@ def split(tensor: Tensor, split_size_or_sections, dim: int = 0):
     return tuple(out)
 
 
+@composite("chunk", out=False)
 def chunk(input: Tensor, chunks: int, dim: int = 0):
     """``chunks`` views of nearly equal size along ``dim`` (fewer when the size is small)."""
     if chunks <= 0:
@@ -610,6 +555,7 @@ def chunk(input: Tensor, chunks: int, dim: int = 0):
     return split(input, step, d)
 
 
+@composite("tensor_split", out=False)
 def tensor_split(input: Tensor, indices_or_sections, dim: int = 0):
     """numpy's array_split: n sections (the first ``size % n`` one larger) or split points."""
     d = _wrap_dim(dim, input.dim(), "tensor_split")
@@ -638,38 +584,45 @@ def tensor_split(input: Tensor, indices_or_sections, dim: int = 0):
     return tuple(out)
 
 
+@composite("split_with_sizes", out=False)
 def split_with_sizes(tensor: Tensor, split_sizes, dim: int = 0):
     """Views of the given sizes along ``dim`` (they must sum to its length)."""
     return split(tensor, list(split_sizes), dim)
 
 
+@composite("unbind", out=False)
 def unbind(input: Tensor, dim: int = 0):
     """All slices along ``dim`` as views."""
     d = _wrap_dim(dim, input.dim(), "unbind")
     return tuple(select(input, d, i) for i in range(input._shape[d]))
 
 
+@composite("hsplit", out=False)
 def hsplit(input, sections):
     """:func:`tensor_split` along dim 1 (dim 0 for 1-D tensors)."""
     return tensor_split(input, sections, 1 if input.dim() > 1 else 0)
 
 
+@composite("vsplit", out=False)
 def vsplit(input, sections):
     """:func:`tensor_split` along dim 0."""
     return tensor_split(input, sections, 0)
 
 
+@composite("dsplit", out=False)
 def dsplit(input, sections):
     """:func:`tensor_split` along dim 2."""
     return tensor_split(input, sections, 2)
 
 
+@composite("atleast_1d", out=False, method=False)
 def atleast_1d(*ts):
     """Each tensor with at least 1 dim (0-d ones become shape (1,))."""
     r = tuple(reshape(t, (1,)) if t.dim() == 0 else t for t in _flat_args(ts))
     return r[0] if len(r) == 1 else r
 
 
+@composite("atleast_2d", out=False, method=False)
 def atleast_2d(*ts):
     """Each tensor with at least 2 dims."""
     def f(t):
@@ -682,6 +635,7 @@ def atleast_2d(*ts):
     return r[0] if len(r) == 1 else r
 
 
+@composite("atleast_3d", out=False, method=False)
 def atleast_3d(*ts):
     """Each tensor with at least 3 dims."""
     def f(t):

@@ -113,6 +113,20 @@ def inplace(op, self: Tensor, plan, name: str, exact: bool = False) -> Tensor:
     return write_back(self, dispatch(op, dev, args, inputs), name, exact)
 
 
+def become_view(self: Tensor, v: Tensor, name: str) -> Tensor:
+    """In-place view ops (``t_``, ``transpose_``, ``squeeze_``...): ``self`` takes the geometry
+    (and history) of its view ``v``."""
+    if _grad.enabled and (self._requires_grad or (self._base is not None and self._base._requires_grad)):
+        check_inplace(self, name)
+    self._shape, self._stride, self._offset = v._shape, v._stride, v._offset
+    self._native = None
+    self._version[0] += 1
+    if v._requires_grad:
+        self._grad_fn, self._output_nr, self._requires_grad = v._grad_fn, v._output_nr, True
+    self._fn_version = self._version[0]
+    return self
+
+
 def check_inplace(t, opname: str) -> None:
     """PyTorch's refusals for in-place ops under grad mode."""
     if not _grad.enabled:

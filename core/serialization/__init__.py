@@ -33,6 +33,7 @@ from typing import IO, Any, Callable, Union
 import numpy as np
 
 from .. import _dtype as D
+from .. import _methods
 from .._device import device as _device_cls
 from ._archive import _Archive, _AtomicFile, _open_for_read, _write_archive
 from ._globals import add_safe_globals, clear_safe_globals, get_safe_globals, safe_globals
@@ -222,18 +223,9 @@ def get_unsafe_globals_in_checkpoint(f: FileLike) -> list:
     return found
 
 
-# -- plain pickle / copy / multiprocessing of one tensor (Tensor.__reduce_ex__), outside ember.save --
-def _rebuild_tensor(array: np.ndarray, dtype_name: str, device: str, requires_grad: bool):
-    from .. import _devices
-    from ..ops.creation import _from_host
-    dt = D.to_dtype(dtype_name)
-    t = _from_host(np.asarray(array, order="C"), dt, _devices.canonical(device))  # keeps 0-d shapes
-    if requires_grad:
-        t.requires_grad_(True)
-    return t
+# plain pickle / copy / multiprocessing of one tensor (Tensor.__reduce_ex__, outside ember.save): the
+# rebuild function lives with the Tensor protocols; its name stays importable here for old pickles
+_rebuild_tensor = _methods._rebuild_tensor
+_reduce_tensor = _methods._reduce_tensor
 
-
-def _reduce_tensor(t):
-    arr = t.detach()._host()
-    return (_rebuild_tensor, (np.array(arr, copy=True), t._dtype.name, str(t._device), t._requires_grad))
 

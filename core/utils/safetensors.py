@@ -73,11 +73,11 @@ def _check_metadata(metadata, op: str) -> None:
 
 def _to_tensor(arr: np.ndarray, device) -> Tensor:
     from .. import _devices
-    from ..ops.creation import _from_host
+    from ..ops.creation import from_host
     if not arr.flags.writeable:   # a view of a read-only buffer: tensors must be writable
         arr = arr.copy()
     dev = _devices.canonical(device)
-    return _from_host(arr, D.from_numpy_dtype(arr.dtype), dev)
+    return from_host(arr, D.from_numpy_dtype(arr.dtype), dev)
 
 
 def save_file(tensors: Dict[str, Tensor], filename: Union[str, os.PathLike],

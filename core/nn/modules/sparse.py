@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 from ...ops import creation as _factory
-from ..._tensor import Tensor, _no_grad
+from ... import _state
+from ..._tensor import Tensor
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
@@ -55,7 +56,7 @@ class Embedding(Module):
 
     def _fill_padding_idx_with_zero(self) -> None:
         if self.padding_idx is not None:
-            with _no_grad():
+            with _state.grad_disabled():
                 self.weight[self.padding_idx].fill_(0)
 
     def forward(self, input: Tensor) -> Tensor:
@@ -116,7 +117,7 @@ class EmbeddingBag(Module):
     def reset_parameters(self) -> None:
         init.normal_(self.weight)
         if self.padding_idx is not None:
-            with _no_grad():
+            with _state.grad_disabled():
                 self.weight[self.padding_idx].fill_(0)
 
     def forward(self, input: Tensor, offsets: Tensor | None = None, per_sample_weights: Tensor | None = None) -> Tensor:

@@ -5,7 +5,8 @@ import math
 
 from ...ops import creation as _factory
 from ... import ops as _ops
-from ..._tensor import Tensor, _no_grad
+from ... import _state
+from ..._tensor import Tensor
 
 __all__ = ["clip_grad_norm_", "clip_grad_norm", "clip_grad_value_", "get_total_norm", "clip_grads_with_norm_"]
 
@@ -22,7 +23,7 @@ def get_total_norm(tensors, norm_type: float = 2.0, error_if_nonfinite: bool = F
     norm_type = float(norm_type)
     if not ts:
         return _factory.tensor(0.0)
-    with _no_grad():
+    with _state.grad_disabled():
         if norm_type == math.inf:
             norms = [t.detach().abs().amax() for t in ts]
             total = _ops.stack([n.to(norms[0].device) for n in norms]).amax()
@@ -41,7 +42,7 @@ def clip_grads_with_norm_(parameters, max_norm: float, total_norm: Tensor, forea
     grads = [p.grad for p in _params(parameters) if p.grad is not None]
     if not grads:
         return
-    with _no_grad():
+    with _state.grad_disabled():
         coef = (float(max_norm) / (total_norm + 1e-6)).clamp_max(1.0)
         for g in grads:
             g.mul_(coef.to(g.device, g.dtype))
@@ -69,7 +70,7 @@ def clip_grad_norm(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False
 def clip_grad_value_(parameters, clip_value: float, foreach=None) -> None:
     """Clamp every gradient of ``parameters`` to [-clip_value, clip_value] in place."""
     clip_value = float(clip_value)
-    with _no_grad():
+    with _state.grad_disabled():
         for p in _params(parameters):
             if p.grad is not None:
                 p.grad.clamp_(-clip_value, clip_value)

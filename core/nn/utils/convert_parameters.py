@@ -4,7 +4,8 @@ from __future__ import annotations
 from typing import Iterable
 
 from ... import ops as _ops
-from ..._tensor import Tensor, _no_grad
+from ... import _state
+from ..._tensor import Tensor
 
 __all__ = ["parameters_to_vector", "vector_to_parameters"]
 
@@ -37,7 +38,7 @@ def vector_to_parameters(vec: Tensor, parameters: Iterable[Tensor]) -> None:
                            f"{total}")
     dev = None
     pointer = 0
-    with _no_grad():
+    with _state.grad_disabled():
         for p in params:
             dev = _check_device(p, dev)
             n = p.numel()

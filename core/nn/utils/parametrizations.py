@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from ...ops import creation as _factory
 from ... import ops as _ops
-from ..._tensor import Tensor, _no_grad
+from ... import _state
+from ..._tensor import Tensor
 from .. import functional as F
 from ..modules.module import Module
 from . import parametrize
@@ -70,7 +71,7 @@ class _SpectralNorm(Module):
         return weight.flatten(1)
 
     def _power_method(self, weight_mat: Tensor, n: int) -> None:
-        with _no_grad():
+        with _state.grad_disabled():
             for _ in range(n):
                 self._u.copy_(F.normalize(weight_mat.matmul(self._v), dim=0, eps=self.eps))
                 self._v.copy_(F.normalize(weight_mat.t().matmul(self._u), dim=0, eps=self.eps))

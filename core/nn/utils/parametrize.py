@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 
-from ..._tensor import Tensor, _no_grad
+from ... import _state
+from ..._tensor import Tensor
 from ..modules.container import ModuleDict, ModuleList
 from ..modules.module import Module
 from ..parameter import Parameter
@@ -39,7 +40,7 @@ class ParametrizationList(ModuleList):
             raise ValueError("ParametrizationList requires one or more modules.")
         super().__init__(modules)
         self.unsafe = unsafe
-        with _no_grad():
+        with _state.grad_disabled():
             new = original
             for m in reversed(self):
                 if hasattr(m, "right_inverse"):
@@ -50,7 +51,7 @@ class ParametrizationList(ModuleList):
             if original.dtype != new.dtype:
                 raise ValueError(f"When `right_inverse` outputs one tensor, it may not change the dtype.\n"
                                  f"original.dtype: {original.dtype}\nright_inverse(original).dtype: {new.dtype}")
-            with _no_grad():
+            with _state.grad_disabled():
                 if tuple(new.shape) == tuple(original.shape):
                     original.copy_(new)
                     kept = original
@@ -73,7 +74,7 @@ class ParametrizationList(ModuleList):
 
     def right_inverse(self, value: Tensor) -> None:
         """Set the originals so that the parametrized tensor becomes ``value``."""
-        with _no_grad():
+        with _state.grad_disabled():
             for m in reversed(self):
                 if hasattr(m, "right_inverse"):
                     value = m.right_inverse(value)
@@ -178,9 +179,9 @@ def remove_parametrizations(module: Module, tensor_name: str, leave_parametrized
     if plist.is_tensor:
         original = plist.original
         if leave_parametrized:
-            with _no_grad():
+            with _state.grad_disabled():
                 t = getattr(module, tensor_name)
-            with _no_grad():
+            with _state.grad_disabled():
                 if tuple(t.shape) == tuple(original.shape) and t.dtype == original.dtype:
                     original.copy_(t)
                 else:
@@ -190,7 +191,7 @@ def remove_parametrizations(module: Module, tensor_name: str, leave_parametrized
         if not leave_parametrized:
             raise ValueError("Cannot leave unparametrized (`leave_parametrized=False`) a tensor that is parametrized "
                              "in terms of a sequence of tensors.")
-        with _no_grad():
+        with _state.grad_disabled():
             t = getattr(module, tensor_name)
         any_param = any(isinstance(getattr(plist, f"original{i}"), Parameter) for i in range(plist.ntensors))
         original = Parameter(t.detach(), True) if any_param else t.detach()
@@ -221,7 +222,7 @@ def transfer_parametrizations_and_params(from_module: Module, to_module: Module,
             setattr(to_module, name, Parameter(getattr(from_module, name).detach()))
         for p in from_module.parametrizations[name]:
             register_parametrization(to_module, name, p)
-        with _no_grad():
+        with _state.grad_disabled():
             src = from_module.parametrizations[name]
             dst = to_module.parametrizations[name]
             if src.is_tensor:

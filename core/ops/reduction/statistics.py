@@ -1,0 +1,205 @@
+"""Statistics over dims: variance and standard deviation (with Bessel's correction), their
+``_mean`` pairs, and the order statistics median, nanmedian and mode.
+
+var, std, and the ``median_dim``/``mode`` ops decompose into primitives (a backend may implement
+them natively).
+"""
+from __future__ import annotations
+
+from ... import _dtype as D
+from ... import return_types as RT
+from ..._tensor import _wrap_dim
+from .. import _args as U
+from .. import comparison as CMP
+from .. import creation as CR
+from .. import indexing as IX
+from .. import pointwise as PW
+from .. import unary as UN
+from ..declare import composite, defop
+from ..registry import dispatch, register_op
+from . import reductions as RD
+
+__all__ = ["var", "std", "var_mean", "std_mean", "median", "nanmedian", "mode"]
+
+_FLOAT = D._FLOAT
+
+
+# -- variance, standard deviation ------------------------------------------------------------------
+
+def _correction(unbiased, correction):
+    if correction is not None:
+        return float(correction)
+    if unbiased is None or unbiased is True:
+        return 1.0
+    return 0.0
+
+
+def _var_decomp(x, dims, correction, keepdim):
+    n = RD.numel_of(x._shape, dims)
+    m = RD.mean(x, dims, keepdim=True)
+    d = x - m
+    s = RD.sum(d * d, dims, keepdim)
+    denom = n - correction
+    return s / (denom if denom > 0 else 0.0)  # no degrees of freedom left: inf or nan, as PyTorch
+
+
+def _var_bw(ctx, g):
+    x, dims, correction, keepdim = ctx.args
+    n = RD.numel_of(x._shape, dims)
+    m = RD.mean(x, dims, keepdim=True)
+    return (RD.unreduce(g, x._shape, dims, keepdim) * (x - m) * (2.0 / (n - correction)),)
+
+
+def _std_decomp(x, dims, correction, keepdim):
+    return UN.sqrt(_var_decomp(x, dims, correction, keepdim))
+
+
+def _std_bw(ctx, g):
+    x, dims, correction, keepdim = ctx.args
+    n = RD.numel_of(x._shape, dims)
+    m = RD.mean(x, dims, keepdim=True)
+    s = RD.unreduce(ctx.out, x._shape, dims, keepdim)
+    return (RD.unreduce(g, x._shape, dims, keepdim) * (x - m) / (s * (n - correction)),)
+
+
+def _spread_plan(input, dim, unbiased, keepdim, correction, name):
+    x = U.tensor_arg(input, name)
+    if isinstance(dim, bool):  # var(x, unbiased)
+        unbiased, dim = dim, None
+    if x._dtype.category != _FLOAT:
+        raise RuntimeError(f"{name}(): could not infer output dtype. Input dtype must be either a floating point or "
+                           f"complex dtype. Got: {U.type_name(x._dtype)}")
+    return x._device, (x, U.dims_arg(dim, x.dim(), name), _correction(unbiased, correction), bool(keepdim)), (x,)
+
+
+@defop("var", decomposition=_var_decomp, backward=_var_bw, group="reduce")
+def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """Variance over ``dim`` with Bessel's ``correction`` (1 by default; ``unbiased=False`` is 0)."""
+    return _spread_plan(input, dim, unbiased, keepdim, correction, "var")
+
+
+@defop("std", decomposition=_std_decomp, backward=_std_bw, save_output=True, group="reduce")
+def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """Standard deviation over ``dim`` (see :func:`var`)."""
+    return _spread_plan(input, dim, unbiased, keepdim, correction, "std")
+
+
+@composite("var_mean")
+def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """(variance, mean) over ``dim`` in one call."""
+    return (var(input, dim, unbiased, keepdim, correction=correction), RD.mean(input, dim, keepdim))
+
+
+@composite("std_mean")
+def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """(standard deviation, mean) over ``dim`` in one call."""
+    return (std(input, dim, unbiased, keepdim, correction=correction), RD.mean(input, dim, keepdim))
+
+
+# -- order statistics ---------------------------------------------------------------------------
+
+def _median_dim_decomp(x, d, keepdim):
+    n = x._shape[d]
+    v, i = IX.sort(x, d, stable=True)
+    k = (n - 1) // 2
+    if x._dtype.category == _FLOAT and n:
+        # NaN propagates, as PyTorch: a slice holding NaN has median NaN, at its first NaN (NaN sorts last)
+        nans = RD.sum(CMP.isnan(x), d, keepdim=True)
+        pos = PW.where(nans > 0, n - nans, k)
+        vals, idx = IX.gather(v, d, pos), IX.gather(i, d, pos)
+    else:
+        vals, idx = v.narrow(d, k, 1), i.narrow(d, k, 1)
+    if not keepdim:
+        vals, idx = vals.squeeze(d), idx.squeeze(d)
+    return (vals.contiguous(), idx.contiguous())
+
+
+# (values, indices) of the lower median along one dim: an internal op a backend may implement
+_MEDIAN_DIM = register_op("median_dim", decomposition=_median_dim_decomp, backward=RD.take_backward, saves=(),
+                          save_output=True, group="reduce")
+
+
+@composite("median")
+def median(input, dim=None, keepdim: bool = False):
+    """The lower median: of all elements, or (values, indices) along ``dim``; NaN propagates
+    (see :func:`nanmedian` to ignore it)."""
+    x = U.tensor_arg(input, "median")
+    if dim is None:
+        if x.numel() == 0:
+            return CR.full((), float("nan"), dtype=x._dtype, device=x._device)
+        flat = x.reshape(-1)
+        v, _ = dispatch(_MEDIAN_DIM, x._device, (flat, 0, False), (flat,))
+        return v
+    d = _wrap_dim(dim, x.dim(), "median")
+    if x.dim() == 0:
+        return RT.median(x.clone(), CR.zeros((), dtype=D.int64, device=x._device))
+    if x._shape[d] == 0:
+        raise IndexError(f"median(): Expected reduction dim {d} to have non-zero size.")
+    v, i = dispatch(_MEDIAN_DIM, x._device, (x, d, bool(keepdim)), (x,))
+    return RT.median(v, i)
+
+
+@composite("nanmedian")
+def nanmedian(input, dim=None, keepdim: bool = False):
+    """Median ignoring NaN (NaN sorted last, then the lower median of the rest)."""
+    x = U.tensor_arg(input, "nanmedian")
+    if dim is None:
+        flat = x.reshape(-1)
+        keep = flat[CMP.logical_not(CMP.isnan(flat))]
+        return median(keep) if keep.numel() else median(flat)
+    d = _wrap_dim(dim, x.dim(), "nanmedian")
+    v, i = IX.sort(x, d)  # NaN sorts last
+    cnt = RD.sum(CMP.logical_not(CMP.isnan(x)), d, keepdim=True)
+    k = ((cnt - 1).clamp(min=0)) // 2
+    vals, idx = IX.gather(v, d, k), IX.gather(i, d, k)
+    if not keepdim:
+        vals, idx = vals.squeeze(d), idx.squeeze(d)
+    return RT.nanmedian(vals, idx)
+
+
+def _mode_decomp(x, d, keepdim):
+    xm = x.movedim(d, -1)
+    eqm = (xm.unsqueeze(-1) == xm.unsqueeze(-2))
+    if x._dtype.category == _FLOAT:  # NaN counts as a value, equal to the other NaNs
+        nm = CMP.isnan(xm)
+        eqm = CMP.logical_or(eqm, CMP.logical_and(nm.unsqueeze(-1), nm.unsqueeze(-2)))
+    counts = RD.sum(eqm, -1)
+    best = RD.amax(counts, -1, keepdim=True)
+    # among the most frequent values, the smallest; its last occurrence
+    cand = counts == best
+    big = xm.detach()
+    if big._dtype.category == _FLOAT:
+        filler = float("inf")
+    else:
+        filler = D.iinfo(big._dtype).max if big._dtype is not D.bool else True
+    if big._dtype.category == _FLOAT:  # NaN sorts above every number, so it wins only when it is the only mode
+        real = CMP.logical_and(cand, CMP.logical_not(CMP.isnan(big)))
+        vals = RD.amin(PW.where(real, big, filler), -1, keepdim=True)
+        vals = PW.where(RD.any(real, -1, keepdim=True), vals, float("nan"))
+    else:
+        vals = RD.amin(PW.where(cand, big, filler), -1, keepdim=True)
+    n = xm._shape[-1]
+    pos = CR.arange(n, device=x._device)
+    hit = (xm == vals)
+    if x._dtype.category == _FLOAT:
+        hit = CMP.logical_or(hit, CMP.logical_and(CMP.isnan(xm), CMP.isnan(vals)))
+    idx = RD.amax(PW.where(hit, pos, -1), -1, keepdim=True)
+    vals = IX.gather(xm, -1, idx)
+    vals, idx = vals.movedim(-1, d), idx.movedim(-1, d)
+    if not keepdim:
+        vals, idx = vals.squeeze(d), idx.squeeze(d)
+    return (vals.contiguous(), idx.contiguous())
+
+
+@defop("mode", decomposition=_mode_decomp, backward=RD.take_backward, saves=(), save_output=True, group="reduce")
+def mode(input, dim: int = -1, keepdim: bool = False):
+    """The most frequent value along ``dim`` (the smallest among ties) and its index."""
+    x = U.tensor_arg(input, "mode")
+    if x.dim() == 0:
+        return None, RT.mode(x.clone(), CR.zeros((), dtype=D.int64, device=x._device)), None
+    d = _wrap_dim(dim, x.dim(), "mode")
+    if x._shape[d] == 0:
+        raise IndexError(f"mode(): Expected reduction dim {d} to have non-zero size.")
+    # the kernel gives (values, indices); the front end's result is the named tuple
+    v, i = dispatch(mode.op, x._device, (x, d, bool(keepdim)), (x,))
+    return None, RT.mode(v, i), None
