@@ -1,6 +1,6 @@
-"""The cuda kernel table: cpu_numpy's kernel builders called with cupy as the array module
-(Chainer's ``xp`` idea: cupy mirrors numpy), ``{**shared, **overrides}`` where cupy differs or
-speed asks for cuBLAS/cuRAND directly.
+"""The cuda kernel table: ember-cpu-numpy's kernel library (:mod:`ember_cpu_numpy.kernels`) built
+over cupy (Chainer's ``xp`` idea: cupy mirrors numpy), ``{**shared, **overrides}`` where cupy
+differs or speed asks for cuBLAS/cuRAND directly.
 
 What is overridden, and why:
 
@@ -11,7 +11,9 @@ What is overridden, and why:
 * ``ufunc.at`` users (scatter_add, scatter_reduce, index_put with accumulate, embedding backward):
   cupy's atomics cover some ufuncs and dtypes only; the rest runs in rounds over unique targets;
 * ``_to_copy`` is dropped: the core's decomposition (empty + ``copy_``) handles casts and moves
-  between GPUs.
+  between GPUs;
+* fused Adam counts its steps on the host (:mod:`.optim`), the update itself is the library's;
+* the recurrent-layer kernels (numpy only) are not used: those ops run their decompositions.
 
 bfloat16 arguments of the shared kernels compute in float32 (:func:`.arrays.guard`); kernels that
 only move data run on the bit patterns.
@@ -20,16 +22,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ember.backend import dtypes as D
-from ember_cpu_numpy import backend as _np_backend
-from ember_cpu_numpy import nn_kernels as _np_nn
-from ember_cpu_numpy import optim_kernels as _np_optim
+from ember_cpu_numpy import kernels as library
 
 from . import arrays as A
 from .arrays import BF16, cp, nd, wrap
 
 _F32 = np.dtype(np.float32)
-_F64 = np.dtype(np.float64)
 
 #: kernels that only move data: bfloat16 runs on its bit patterns
 RAW = frozenset({"clone", "cat", "flip", "index_select", "index", "gather", "embedding"})
@@ -124,27 +122,15 @@ def k_fill_(dst, value):
 
 # -- random ---------------------------------------------------------------------------------------
 
-def _store(t, r):
-    if t._dtype is BF16:
-        cp.copyto(nd(t), A.f32_to_bits(r))
-    else:
-        cp.copyto(nd(t), r, casting="unsafe")
+class CudaRandom(library.Random):
+    """The library's random kernels (cuRAND behind ``gen.rng``); bfloat16 targets take the bit
+    patterns of their float32 samples."""
 
-
-def k_uniform_(t, low, high, gen):
-    r = gen.rng.random(t._shape, dtype=_F64 if t._dtype is D.float64 else _F32)
-    if low != 0.0 or high != 1.0:
-        r = r * (high - low) + low
-    _store(t, r)
-    return t
-
-
-def k_normal_(t, mean, std, gen):
-    r = gen.rng.standard_normal(t._shape, dtype=_F64 if t._dtype is D.float64 else _F32)
-    if std != 1.0 or mean != 0.0:
-        r = r * std + mean
-    _store(t, r)
-    return t
+    def store(self, t, r) -> None:
+        if t._dtype is BF16:
+            cp.copyto(nd(t), A.f32_to_bits(r))
+        else:
+            super().store(t, r)
 
 
 # -- matmul ---------------------------------------------------------------------------------------
@@ -240,23 +226,24 @@ def k_gather_lazy(x, d, index):
 
 # -- the table --------------------------------------------------------------------------------------
 
-def build_table(multi_device: bool) -> dict:
+def namespace(xp=None) -> library.ArrayNamespace:
+    """The kernel library's namespace over cupy (or ``xp``, a cupy look-alike), with this
+    backend's tensor adapters and ``cupyx.scipy.special``."""
     from cupyx.scipy import special
-    base = _np_backend.make_kernels(cp, nd, wrap, special)
-    at = _np_backend.make_kernels(_AtNamespace(), nd, wrap, special)
-    nn = _np_nn.make_kernels(cp, nd, wrap, cp.lib.stride_tricks.as_strided)
-    nn_at = _np_nn.make_kernels(_AtNamespace(), nd, wrap, cp.lib.stride_tricks.as_strided)
-    table = {**base, **nn, **_np_optim.make_kernels(cp, nd)}
-    for name in ("scatter_add", "scatter_reduce", "index_put"):
-        table[name] = at[name]
-    table["embedding_backward"] = nn_at["embedding_backward"]
-    del table["_to_copy"]
-    table.update({"copy_": k_copy_, "fill_": k_fill_, "uniform_": k_uniform_, "normal_": k_normal_,
-                  "matmul": k_matmul})
+    return library.ArrayNamespace(cp if xp is None else xp, nd, wrap, special, cp.lib.stride_tricks.as_strided)
+
+
+def build_table(multi_device: bool) -> dict:
     from . import checks, nn as _nn, optim as _optim
+    own = {library.Random: CudaRandom, library.Optim: _optim.CudaOptim}  # the groups this backend subclasses
+    table = library.build_table(namespace(), [own.get(g, g) for g in library.GROUPS])
+    at = library.Indexing(namespace(_AtNamespace())).table()
+    for name in ("scatter_add", "scatter_reduce", "index_put", "embedding_backward"):
+        table[name] = at[name]
+    del table["_to_copy"]
+    table.update({"copy_": k_copy_, "fill_": k_fill_, "matmul": k_matmul})
     if checks.LAZY:
         table["gather"] = k_gather_lazy
-    table.update(_optim.KERNELS)
     table.update(_nn.KERNELS)
     out = {}
     for name, k in table.items():
@@ -265,4 +252,4 @@ def build_table(multi_device: bool) -> dict:
     return out
 
 
-OUT_KERNELS = _np_backend.OUT_KERNELS
+OUT_KERNELS = library.OUT_KERNELS

@@ -57,11 +57,19 @@ def test_the_numpy_table_is_reused_with_cupy():
     import cupy
     k = _be().kernels
     add = k["add"].__wrapped__
-    assert add.__module__ == "ember_cpu_numpy.backend"  # built by cpu_numpy's make_kernels
+    assert add.__module__ == "ember_cpu_numpy.kernels.elementwise"  # built by the kernel library
     cells = [c.cell_contents for c in add.__closure__]
     assert any(getattr(c, "__name__", "") == "add" and isinstance(c, cupy.ufunc) for c in cells)
-    assert k["convolution"].__wrapped__.__module__ == "ember_cpu_numpy.nn_kernels"
+    conv = k["convolution"].__wrapped__
+    assert conv.__module__ == "ember_cpu_numpy.kernels.convolution" and conv.__self__.xp is cupy
     assert k["copy_"].__wrapped__.__module__ == "ember_cuda_cupy.kernels"  # an override
+    from ember_cuda_cupy.kernels import CudaRandom
+    from ember_cuda_cupy.optim import CudaOptim
+
+    def group(name):
+        return getattr(k[name], "__wrapped__", k[name]).__self__
+    assert isinstance(group("uniform_"), CudaRandom) and isinstance(group("dropout"), CudaRandom)
+    assert isinstance(group("_fused_adam_"), CudaOptim) and "lstm_layer" not in k
     x = ember.arange(6.0, device="cuda").reshape(2, 3)
     assert isinstance(x._storage._data, cupy.ndarray) and (x + 1).tolist() == [[1, 2, 3], [4, 5, 6]]
 

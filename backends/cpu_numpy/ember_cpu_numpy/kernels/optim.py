@@ -1,43 +1,54 @@
-"""Fused optimizer updates for cpu_numpy: SGD (with momentum) and Adam/AdamW.
+"""Fused optimizer updates: SGD (with momentum) and Adam/AdamW.
 
-Each kernel updates a whole parameter group in numpy, in place, with one scratch buffer per
-parameter instead of one new tensor per ember op. The arithmetic is the decomposition's
+Each kernel updates a whole parameter group in place, with one scratch buffer per parameter
+instead of one new tensor per ember op. The arithmetic is the decomposition's
 (:mod:`ember.ops.optim`), operation for operation, so the fused and the plain paths give
 bit-identical trajectories; 16-bit floats (which ember computes op by op in float32) take the
-decomposition itself.
+decomposition itself. A backend that keeps step counters elsewhere (cuda_cupy counts them on the
+host) overrides :meth:`Optim.count_step`.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ember.ops import optim as _ref
+from ember.ops import optim as reference
 
-from .backend import nd
+from .base import KernelGroup
 
 _FAST = (np.dtype(np.float32), np.dtype(np.float64))
 
 
-def _bump(*tensors) -> None:
+def bump(*tensors) -> None:
+    """Advance the version counters of tensors written in place."""
     for t in tensors:
         t._version[0] += 1
 
 
-def make_kernels(xp=np, nd=nd) -> dict:
-    """The fused optimizer kernels over the array module ``xp`` (numpy here; ember-cuda-cupy
-    calls it with cupy and its own ``nd``)."""
-    def _add_scaled(dst, src, alpha, tmp):
+class Optim(KernelGroup):
+    """``_fused_sgd_`` and ``_fused_adam_``."""
+
+    def count_step(self, t) -> float:
+        """Add one to step counter ``t`` (a one-element tensor) and return the new count."""
+        a = self.nd(t)
+        self.xp.add(a, 1, out=a)
+        bump(t)
+        return float(a)
+
+    def _add_scaled(self, dst, src, alpha, tmp):
         """``dst += alpha * src`` as ember's ``add_(src, alpha=alpha)`` computes it."""
+        xp = self.xp
         if alpha != 1:
             xp.multiply(src, alpha, out=tmp)
             xp.add(dst, tmp, out=dst)
         else:
             xp.add(dst, src, out=dst)
 
-    def k_fused_sgd(params, grads, momentum_buffers, first_step, lr, weight_decay, momentum, dampening, nesterov,
-                    maximize):
+    def fused_sgd(self, params, grads, momentum_buffers, first_step, lr, weight_decay, momentum, dampening, nesterov,
+                  maximize):
+        xp, nd = self.xp, self.nd
         if any(nd(p).dtype not in _FAST for p in params):
-            return _ref.sgd_update(params, grads, momentum_buffers, first_step, lr, weight_decay, momentum, dampening,
-                                   nesterov, maximize)
+            return reference.sgd_update(params, grads, momentum_buffers, first_step, lr, weight_decay, momentum,
+                                        dampening, nesterov, maximize)
         for i, p in enumerate(params):
             a = nd(p)
             g = xp.negative(nd(grads[i])) if maximize else nd(grads[i])
@@ -52,31 +63,28 @@ def make_kernels(xp=np, nd=nd) -> dict:
                     xp.copyto(buf, g)
                 else:
                     xp.multiply(buf, momentum, out=buf)
-                    _add_scaled(buf, g, 1 - dampening, tmp)
-                _bump(buf_t)
+                    self._add_scaled(buf, g, 1 - dampening, tmp)
+                bump(buf_t)
                 if nesterov:
                     xp.multiply(buf, momentum, out=tmp)
                     g = xp.add(g, tmp)
                 else:
                     g = buf
-            _add_scaled(a, g, -lr, tmp)
-            _bump(p)
+            self._add_scaled(a, g, -lr, tmp)
+            bump(p)
         return None
 
-
-    def k_fused_adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps, lr, beta1, beta2, weight_decay, eps,
-                     amsgrad, maximize, decoupled_weight_decay):
+    def fused_adam(self, params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps, lr, beta1, beta2, weight_decay,
+                   eps, amsgrad, maximize, decoupled_weight_decay):
+        xp, nd = self.xp, self.nd
         if any(nd(p).dtype not in _FAST for p in params):
-            return _ref.adam_update(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps, lr, beta1, beta2,
-                                    weight_decay, eps, amsgrad, maximize, decoupled_weight_decay)
+            return reference.adam_update(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps, lr, beta1,
+                                         beta2, weight_decay, eps, amsgrad, maximize, decoupled_weight_decay)
         for i, p in enumerate(params):
             a = nd(p)
             g = xp.negative(nd(grads[i])) if maximize else nd(grads[i])
             m, v = nd(exp_avgs[i]), nd(exp_avg_sqs[i])
-            st = nd(steps[i])
-            xp.add(st, 1, out=st)
-            _bump(steps[i])
-            step = float(st)
+            step = self.count_step(steps[i])
             tmp = xp.empty_like(a)
             if weight_decay != 0:
                 if decoupled_weight_decay:
@@ -100,7 +108,7 @@ def make_kernels(xp=np, nd=nd) -> dict:
             if amsgrad:
                 vmax = nd(max_exp_avg_sqs[i])
                 xp.maximum(vmax, v, out=vmax)
-                _bump(max_exp_avg_sqs[i])
+                bump(max_exp_avg_sqs[i])
                 v_use = vmax
             else:
                 v_use = v
@@ -109,12 +117,9 @@ def make_kernels(xp=np, nd=nd) -> dict:
             xp.add(tmp, eps, out=tmp)
             # p += -step_size * m / denom
             xp.true_divide(m, tmp, out=tmp)
-            _add_scaled(a, tmp, -step_size, tmp)
-            _bump(p, exp_avgs[i], exp_avg_sqs[i])
+            self._add_scaled(a, tmp, -step_size, tmp)
+            bump(p, exp_avgs[i], exp_avg_sqs[i])
         return None
 
-
-    return {"_fused_sgd_": k_fused_sgd, "_fused_adam_": k_fused_adam}
-
-
-KERNELS = make_kernels()
+    def table(self) -> dict:
+        return {"_fused_sgd_": self.fused_sgd, "_fused_adam_": self.fused_adam}

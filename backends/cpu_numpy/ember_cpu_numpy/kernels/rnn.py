@@ -4,7 +4,8 @@ one GEMM per step for the state gradient plus a single big GEMM for the weight g
 steps. The core's decompositions define the semantics (the conformance suite compares both);
 the step geometry of packed sequences (``steps``, ``rows``, ``prev_rows``) is shared with them.
 
-16-bit floats compute in float32 and are cast back, as in ``nn_kernels``.
+16-bit floats compute in float32 and are cast back, as in the other nn kernels. numpy only (the
+other kernel groups are written over an array namespace; these call numpy and scipy directly).
 """
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import numpy as np
 
 from ember.backend.shapes import prev_rows, rows, steps
 
-from .backend import nd, wrap
+from ..arrays import nd, wrap
 
 try:  # one ufunc pass for the logistic function
     from scipy.special import expit as _expit
