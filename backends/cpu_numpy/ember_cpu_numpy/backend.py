@@ -13,7 +13,7 @@ import sys
 
 import numpy as np
 
-from ember.backend import Backend, UntypedStorage, contiguous_strides
+from ember.backend import Backend, BackendGenerator, UntypedStorage, contiguous_strides
 from ember.backend import dtypes as D
 from ember.backend import make_tensor as _make
 
@@ -51,23 +51,12 @@ def keep_freed_memory() -> bool:
 MALLOC_TUNED = keep_freed_memory()
 
 
-class NumpyGenerator:
-    """A seeded PCG64 stream; its state serialises to plain bytes (never a pickle)."""
+class NumpyGenerator(BackendGenerator):
+    """A seeded PCG64 stream; its state serialises to plain bytes (never a pickle): PCG64's
+    state and increment (16 bytes each), the cached 32-bit half (flag byte, uint32) and the seed."""
 
-    def __init__(self, seed: int = 67280421310721):
-        self.manual_seed(seed)
-
-    def manual_seed(self, seed: int) -> None:
-        self._seed = int(seed)
-        self.rng = np.random.Generator(np.random.PCG64(self._seed))
-
-    def initial_seed(self) -> int:
-        return self._seed
-
-    def seed(self) -> int:
-        s = int.from_bytes(os.urandom(8), "little") & ((1 << 63) - 1)
-        self.manual_seed(s)
-        return s
+    def reset(self, seed: int) -> None:
+        self.rng = np.random.Generator(np.random.PCG64(seed))
 
     def get_state(self) -> np.ndarray:
         st = self.rng.bit_generator.state

@@ -4,19 +4,19 @@ offset explicitly and then advances it past every number it could have drawn (ro
 multiple of 4 words, Philox's block), so draws never overlap and ``get_state``/``set_state`` (16
 bytes: seed, offset) reproduce any later stream exactly.
 
-``gen.rng`` offers the two calls the shared numpy kernels make (``random``, ``standard_normal``)
-so cpu_numpy's dropout kernel runs unchanged on cuda.
+``gen.rng`` offers the two calls the kernel library's random kernels make (``random``,
+``standard_normal``), so ``uniform_``, ``normal_`` and dropout run unchanged on cuda.
 """
 from __future__ import annotations
 
-import os
+import math
 import struct
 
 import numpy as np
 
-from .arrays import cp
+from ember.backend import BackendGenerator
 
-DEFAULT_SEED = 67280421310721
+from .arrays import cp
 
 
 class _Draws:
@@ -32,27 +32,18 @@ class _Draws:
         return self._gen.draw(shape, dtype, "normal")
 
 
-class CurandGenerator:
-    """One device's generator (``Backend.create_generator``)."""
+class CurandGenerator(BackendGenerator):
+    """One device's generator (``Backend.create_generator``); seeding is the base class's."""
 
     def __init__(self, device_index: int):
         self._index = device_index
         self._handle = None
         self._seeded = None
         self.rng = _Draws(self)
-        self.manual_seed(DEFAULT_SEED)
+        super().__init__()
 
-    def manual_seed(self, seed: int) -> None:
-        self._seed = int(seed) & 0xFFFFFFFFFFFFFFFF
-        self._offset = 0
-
-    def initial_seed(self) -> int:
-        return self._seed
-
-    def seed(self) -> int:
-        s = int.from_bytes(os.urandom(8), "little") & ((1 << 63) - 1)
-        self.manual_seed(s)
-        return s
+    def reset(self, seed: int) -> None:
+        self._offset = 0  # the cuRAND generator is reseeded lazily (_curand_handle)
 
     def get_state(self) -> np.ndarray:
         return np.frombuffer(struct.pack("<QQ", self._seed, self._offset), dtype=np.uint8).copy()
@@ -78,9 +69,7 @@ class CurandGenerator:
         if dt not in (np.dtype(np.float32), np.dtype(np.float64)):
             dt = np.dtype(np.float32)
         shape = tuple(shape)
-        n = 1
-        for s in shape:
-            n *= s
+        n = math.prod(shape)
         m = n + (n & 1)  # cuRAND's normal generators want an even count
         buf = cp.empty(max(m, 2), dtype=dt)
         if n:
