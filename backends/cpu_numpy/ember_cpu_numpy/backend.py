@@ -32,6 +32,11 @@ def make_kernels(xp=np, nd=nd, wrap=wrap, special=NUMPY.special) -> dict:
     return kernels.build_table(kernels.ArrayNamespace(xp, nd, wrap, special, strided))
 
 
+# -- malloc tuning (when the backend is first used, never on import) -----------------------------------
+
+MALLOC_TUNED = None  # None: not tried yet; then whether mallopt took the settings
+
+
 def keep_freed_memory() -> bool:
     """Ask glibc to serve large blocks from its heap and keep freed memory (as PyTorch's CPU
     allocator effectively does). numpy allocates every kernel's result afresh; with glibc's
@@ -46,9 +51,6 @@ def keep_freed_memory() -> bool:
         return bool(libc.mallopt(M_MMAP_THRESHOLD, 256 << 20) and libc.mallopt(M_TRIM_THRESHOLD, 1 << 30))
     except (OSError, AttributeError):  # not glibc (musl, ...): nothing to tune
         return False
-
-
-MALLOC_TUNED = keep_freed_memory()
 
 
 class NumpyGenerator(BackendGenerator):
@@ -84,6 +86,12 @@ class NumpyBackend(Backend):
     KERNELS = {**kernels.build_table(NUMPY), **rnn.KERNELS}
     out_kernels = OUT_KERNELS
     dtypes = frozenset(d.name for d in D.ALL_DTYPES)
+
+    def __init__(self) -> None:
+        super().__init__()
+        global MALLOC_TUNED
+        if MALLOC_TUNED is None:  # the first use of the cpu device, once per process
+            MALLOC_TUNED = keep_freed_memory()
 
     def availability(self):
         return True, ""
