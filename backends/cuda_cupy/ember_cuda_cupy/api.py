@@ -230,9 +230,10 @@ class CudaAPI:
 
     # -- random ----------------------------------------------------------------------------------
     def _gen(self, idx):
+        """The default generator of device ``cuda:idx`` (an ``ember.Generator``)."""
         import ember
-        from ember import _devices, _random
-        return _random.default_generator(_devices.canonical(ember.device("cuda", idx)))
+        from ember.ops.random import default_generator
+        return default_generator(ember.device("cuda", idx))
 
     def manual_seed(self, seed: int) -> None:
         """Seed the current device's default generator."""

@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 
 import ember
+import ember.backend
 
-be = ember._plugins.backend_for("cuda")
+be = ember.backend.backend_for("cuda")
 OK, REASON = be.availability()
 gpu = pytest.mark.skipif(not OK, reason="no CUDA device")
 

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import ember
+import ember.distributed
 from ember.distributed.process_group import ReduceOp
 
 
@@ -57,10 +58,11 @@ def _dev(r):
 
 
 def test_registered_for_cuda_and_available():
-    from ember.distributed import _world
-    info = _world.registered_collectives()["nccl"]
-    assert info["device_types"] == ("cuda",)
-    assert _world._availability("nccl") == (True, "")
+    import ember_cuda_cupy
+    seen = []
+    ember_cuda_cupy.ember_register_collectives(lambda *args: seen.append(args))
+    assert seen == [("nccl", "ember_cuda_cupy.nccl:NCCLProcessGroup", ("cuda",))]
+    assert ember.distributed.is_nccl_available()
 
 
 @pytest.mark.parametrize("dtype", [ember.float32, ember.bfloat16, ember.int16, ember.int64, ember.float16])
