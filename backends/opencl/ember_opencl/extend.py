@@ -12,33 +12,39 @@ A kernel in a few lines (``backends/opencl/tests/test_extend.py`` runs this one)
 
     def k_scale(x, alpha):                      # out = alpha * x, for a contiguous x
         dev, t = cl.device_of(x), cl.ctype(x.dtype)
-        src = (cl.preamble(t) + cl.meta_struct(3) +
+        args = cl.Args().long("n", "off_x").scalar("alpha", t)
+        src = (cl.preamble(t) + args.struct() +
                f"__kernel void scale({t.ptr()} o, const {t.ptr()} x, const M m) {{\n"
-               f"  long i = get_global_id(0); if (i >= m.v[0]) return;\n"
-               f"  {t.store('o', 'i', cl.read_slot(2, t) + ' * ' + t.load('x', 'm.v[1] + i'))};\n}}\n")
+               f"  long i = get_global_id(0); if (i >= m.n) return;\n"
+               f"  {t.store('o', 'i', 'm.alpha * ' + t.load('x', 'm.off_x + i'))};\n}}\n")
         k = dev.kernel(("my_plugin.scale", t.name), lambda: (src, "scale"))
         out = cl.empty(x.shape, x.dtype, x.device)
         n = x.numel()
         cl.launch(dev, k, (cl.round_up(n, 64),), (64,), [out, x],
-                  [n, x.storage_offset(), cl.scalar_slot(alpha, t)])
+                  args.pack(n=n, off_x=x.storage_offset(), alpha=alpha))
         return out
 
 Conventions: buffers are the kernel's first arguments, in the order given to :func:`launch`;
-its last argument is the by-value struct ``M`` (``long v[n]``, declared by :func:`meta_struct`)
-holding sizes, element offsets (``tensor.storage_offset()``; buffers are addressed in elements
-of their dtype) and scalars (:func:`scalar_slot` / :func:`read_slot`). 16-bit floats are stored
-as 16-bit words and computed in ``float`` (``ctype(dtype).ct``); a device may lack float64
-(``device_of(t).fp64``; the backend refuses float64 tensors there).
+its last argument is the by-value struct ``M`` declared by an :class:`Args` (named fields:
+sizes, element offsets (``tensor.storage_offset()``; buffers are addressed in elements of their
+dtype), strides, scalars), read in C as ``m.<field>`` and packed on the host by name. Build the
+:class:`Args` once per kernel (it is the same for every launch of that kernel) and call its
+``pack`` per launch. The older positional form is still accepted: :func:`meta_struct` declares
+``long v[n]``, the kernel reads ``m.v[j]`` (a scalar with :func:`read_slot`), and
+:func:`launch` takes the list of ints (a scalar as :func:`scalar_slot`). 16-bit floats are
+stored as 16-bit words and computed in ``float`` (``ctype(dtype).ct``); a device may lack
+float64 (``device_of(t).fp64``; the backend refuses float64 tensors there).
 """
 from __future__ import annotations
 
+from .kernels.args import Args, meta_struct, read_slot, scalar_slot
+from .kernels.args import pack_slots as pack
 from .kernels.elementwise import cl_dev as _cl_dev
-from .kernels.elementwise import new_tensor as _new_tensor
 from .kernels.layout import round_up
-from .kernels.types import CT, T as _T, preamble, read_slot, scalar_slot
-from .runtime import CLDevice, OpenCLError, check, pack
+from .kernels.types import CT, T as _T, preamble
+from .runtime import CLDevice, OpenCLError, check
 
-__all__ = ["CLDevice", "CT", "OpenCLError", "buffer", "check", "ctype", "device_of", "empty", "launch",
+__all__ = ["Args", "CLDevice", "CT", "OpenCLError", "buffer", "check", "ctype", "device_of", "empty", "launch",
            "meta_struct", "pack", "preamble", "read_slot", "round_up", "scalar_slot"]
 
 
@@ -66,20 +72,18 @@ def ctype(dtype) -> CT:
 def empty(shape, dtype, device):
     """A new contiguous, uninitialised opencl tensor (``device`` is an ember device)."""
     from ember import _devices
+    from .kernels.elementwise import new_tensor
     dev = _devices.canonical(device)
-    return _new_tensor(dev._backend.cl(dev), tuple(shape), dtype, dev)
-
-
-def meta_struct(nvalues: int) -> str:
-    """The C declaration of the by-value argument struct ``M`` holding ``nvalues`` longs."""
-    return f"typedef struct {{ long v[{nvalues}]; }} M;\n"
+    return new_tensor(dev._backend.cl(dev), tuple(shape), dtype, dev)
 
 
 def launch(device: CLDevice, kernel, global_size: tuple, local_size, operands, meta) -> None:
     """Queue ``kernel`` over ``global_size`` (``local_size`` a tuple, or None for the driver's
     choice). ``operands`` are tensors (passed as their buffers) or ``pyopencl`` buffers, in the
-    kernel's argument order; ``meta`` is a list of ints, passed as the last argument ``M``. The
-    queue is in order: later ops see the results without waiting."""
+    kernel's argument order; ``meta``, the last argument ``M``, is what :meth:`Args.pack`
+    returned (or, in the positional form, a list of ints). The queue is in order: later ops see
+    the results without waiting."""
     bufs = tuple(x.untyped_storage()._data.cl if hasattr(x, "untyped_storage") else x for x in operands)
-    device.launch(kernel, tuple(global_size), None if local_size is None else tuple(local_size), bufs,
-                  pack(list(meta)))
+    if not isinstance(meta, (bytes, bytearray)):
+        meta = pack(list(meta))
+    device.launch(kernel, tuple(global_size), None if local_size is None else tuple(local_size), bufs, meta)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import struct
 import threading
 
 import numpy as np
@@ -399,7 +398,8 @@ class CLDevice:
 
     def launch(self, k, gsize: tuple, lsize, bufs: tuple, meta: bytes | None = None) -> None:
         """Queue kernel ``k`` over ``gsize`` with buffer arguments ``bufs`` (cl.Buffer objects)
-        and, as the last argument, the packed by-value struct ``meta``."""
+        and, as the last argument, the packed by-value argument struct ``meta`` (bytes, see
+        :mod:`ember_opencl.kernels.args`)."""
         # arguments live on the kernel object: setting them and queueing must not interleave
         # with another thread launching the same kernel
         with self._llock:
@@ -479,8 +479,4 @@ def open_device(index: int) -> CLDevice:
                 _opened[index] = d
     return d
 
-
-def pack(values) -> bytes:
-    """The by-value ``meta`` struct (``long v[n]``) of a kernel launch."""
-    return struct.pack(f"<{len(values)}q", *values)
 

@@ -13,11 +13,27 @@ ember_backends = ["opencl"]
 def k_scale(x, alpha):  # the module docstring's example, as written there
     from ember_opencl import extend as cl
     dev, t = cl.device_of(x), cl.ctype(x.dtype)
+    args = cl.Args().long("n", "off_x").scalar("alpha", t)
+    src = (cl.preamble(t) + args.struct() +
+           f"__kernel void scale({t.ptr()} o, const {t.ptr()} x, const M m) {{\n"
+           f"  long i = get_global_id(0); if (i >= m.n) return;\n"
+           f"  {t.store('o', 'i', 'm.alpha * ' + t.load('x', 'm.off_x + i'))};\n}}\n")
+    k = dev.kernel(("my_plugin.scale", t.name), lambda: (src, "scale"))
+    out = cl.empty(x.shape, x.dtype, x.device)
+    n = x.numel()
+    cl.launch(dev, k, (cl.round_up(n, 64),), (64,), [out, x],
+              args.pack(n=n, off_x=x.storage_offset(), alpha=alpha))
+    return out
+
+
+def k_scale_positional(x, alpha):  # the same kernel in the positional form (long v[n], m.v[j])
+    from ember_opencl import extend as cl
+    dev, t = cl.device_of(x), cl.ctype(x.dtype)
     src = (cl.preamble(t) + cl.meta_struct(3) +
            f"__kernel void scale({t.ptr()} o, const {t.ptr()} x, const M m) {{\n"
            f"  long i = get_global_id(0); if (i >= m.v[0]) return;\n"
            f"  {t.store('o', 'i', cl.read_slot(2, t) + ' * ' + t.load('x', 'm.v[1] + i'))};\n}}\n")
-    k = dev.kernel(("my_plugin.scale", t.name), lambda: (src, "scale"))
+    k = dev.kernel(("my_plugin.scale_positional", t.name), lambda: (src, "scale"))
     out = cl.empty(x.shape, x.dtype, x.device)
     n = x.numel()
     cl.launch(dev, k, (cl.round_up(n, 64),), (64,), [out, x],
@@ -27,28 +43,32 @@ def k_scale(x, alpha):  # the module docstring's example, as written there
 
 class ScalePlugin:
     calls = 0
+    kernel = staticmethod(k_scale)
 
     @ember.hookimpl
     def ember_register_ops(self, register):
-        def front(x, alpha):
-            return ember.ops.dispatch(self.op, x.device, (x.contiguous(), float(alpha)), (x,))
-        self.op = register("_extend_test_scale", front, decomposition=lambda x, a: x * a)
+        def meta(x, alpha):  # the dispatch plan: device, the kernel's arguments, autograd's inputs
+            return x.device, (x.contiguous(), float(alpha)), (x,)
+        register("_extend_test_scale", meta, decomposition=lambda x, a: x * a)
 
     @ember.hookimpl
     def ember_register_kernels(self, backend, register):
         if backend == "opencl":
             def kernel(x, alpha):
                 ScalePlugin.calls += 1
-                return k_scale(x, alpha)
+                return self.kernel(x, alpha)
             register("_extend_test_scale", kernel)
 
 
+@pytest.mark.parametrize("form", [k_scale, k_scale_positional], ids=["named", "positional"])
 @pytest.mark.parametrize("dtype", [ember.float32, ember.float16, ember.bfloat16, ember.float64])
-def test_a_plugin_kernel_through_the_public_helpers(device, dtype):
+def test_a_plugin_kernel_through_the_public_helpers(device, dtype, form):
     from ember_opencl import extend as cl
     if dtype is ember.float64 and not cl.device_of(ember.zeros(1, device=device)).fp64:
         pytest.skip("the OpenCL device has no float64 (cl_khr_fp64)")
-    with registered_plugin(ScalePlugin(), name="extend-test"):
+    plugin = ScalePlugin()
+    plugin.kernel = form
+    with registered_plugin(plugin, name="extend-test"):
         base = ember.arange(24, dtype=dtype, device=device).reshape(4, 6)
         x = base[1:, ::2]  # a strided view with an offset: the front end makes it contiguous
         before = ScalePlugin.calls

@@ -14,14 +14,17 @@ rank, layout) and compiled once. Layouts:
 """
 from __future__ import annotations
 
+import functools
+import math
+
 from ember.backend import Tensor
 from ember.backend import make_tensor as _make
 from ember.backend import UntypedStorage
 from ember.backend import contiguous_strides
 
 from . import layout as L
-from ..runtime import pack
-from .types import T, preamble, read_slot, scalar_slot, vload, vstore
+from .args import Args
+from .types import T, preamble, vload, vstore
 
 _CSTR: dict = {}
 
@@ -35,10 +38,7 @@ def cstrides(shape: tuple) -> tuple:
 
 def new_tensor(cd, shape: tuple, dtype, device) -> Tensor:
     """A new contiguous opencl tensor (uninitialised)."""
-    n = 1
-    for s in shape:
-        n *= s
-    nbytes = n * dtype.itemsize
+    nbytes = math.prod(shape) * dtype.itemsize
     return _make(UntypedStorage(cd.alloc(nbytes), nbytes, device), shape, cstrides(shape), 0, dtype, device)
 
 
@@ -65,7 +65,31 @@ def vwidth(t) -> int:
     return 8 if t.size == 8 else 16
 
 
-def _vsource(expr: str, vexpr: str, ot, kinds: tuple, nv: int, helpers: str):
+@functools.lru_cache(maxsize=None)
+def args_for(kinds: tuple, R: int) -> Args:
+    """The argument struct of an elementwise kernel over operands ``kinds`` and rank ``R``:
+    ``n`` (elements, or the innermost size of the ``nd`` layout), ``off_o`` and ``off[j]`` (element offsets of the output and of the j-th tensor
+    operand), ``shape[R]``, ``st[1 + tensors][R]`` (strides: the output's, then each tensor
+    operand's) and one field per scalar operand, named as in the expression (``a``, ``b``...)."""
+    ntens = sum(1 for k in kinds if k[0] == "t")
+    A = Args().long("n", "off_o").array("off", ntens).array("shape", R).array("st", R, rows=1 + ntens)
+    for k, (kind, ct) in enumerate(kinds):
+        if kind == "s":
+            A.scalar(NAMES[k], ct)
+    return A
+
+
+def _operands(kinds: tuple):
+    """``[(k, name, CT, j)]`` per operand: its position in the expression, name, type, and its
+    index among the tensor operands (None for a scalar)."""
+    out, j = [], 0
+    for k, (kind, ct) in enumerate(kinds):
+        out.append((k, NAMES[k], ct, j if kind == "t" else None))
+        j += kind == "t"
+    return out
+
+
+def _vsource(expr: str, vexpr: str, ot, kinds: tuple, helpers: str):
     """The ``flatv`` layout: every operand contiguous and of the output's (float) type; each
     work-item computes W consecutive elements with vector loads, math and a vector store (the
     builtins' vector forms are many times faster than scalar calls on CPU drivers), the last
@@ -73,29 +97,20 @@ def _vsource(expr: str, vexpr: str, ot, kinds: tuple, nv: int, helpers: str):
     it = next(k[1] for k in kinds if k[0] == "t")  # operands' type (the output's, or bool for comparisons)
     W = vwidth(it)
     vt = f"{it.ct}{W}"
-    ntens = sum(1 for k in kinds if k[0] == "t")
-    params = [f"{ot.ptr()} o"] + [f"const {ct.ptr()} p{k}" for k, (kind, ct) in enumerate(kinds) if kind == "t"]
+    ops = _operands(kinds)
+    params = [f"{ot.ptr()} o"] + [f"const {ct.ptr()} p{k}" for k, _, ct, j in ops if j is not None]
     params.append("const M m")
-    scal_at = 2 + 1 + ntens + 1 + (1 + ntens)
-    body = [f"  long base = get_global_id(0) * {W}; long n = m.v[0]; if (base >= n) return;",
-            "  long io = m.v[2] + base;"]
-    ti = 0
-    for k, (kind, ct) in enumerate(kinds):
-        if kind == "t":
-            ti += 1
-            body.append(f"  long i{k} = m.v[{2 + ti}] + base;")
-    si = 0
-    svals = {}
-    for k, (kind, ct) in enumerate(kinds):
-        if kind == "s":
-            svals[k] = read_slot(scal_at + si, ct)
-            si += 1
+    body = [f"  long base = get_global_id(0) * {W}; long n = m.n; if (base >= n) return;",
+            "  long io = m.off_o + base;"]
+    for k, _, ct, j in ops:
+        if j is not None:
+            body.append(f"  long i{k} = m.off[{j}] + base;")
     body.append(f"  if (base + {W} <= n) {{")
-    for k, (kind, ct) in enumerate(kinds):
-        if kind == "t":
-            body.append(f"    {vt} {NAMES[k]} = {vload(vt, W, f'p{k} + i{k}')};")
+    for k, nm, ct, j in ops:
+        if j is not None:
+            body.append(f"    {vt} {nm} = {vload(vt, W, f'p{k} + i{k}')};")
         else:
-            body.append(f"    {vt} {NAMES[k]} = ({vt})({svals[k]});")
+            body.append(f"    {vt} {nm} = ({vt})(m.{nm});")
     if ot.is_bool:  # a comparison: lanes are -1/0, stored as 1/0
         body.append("    " + vstore(f"uchar{W}", W, f"convert_uchar{W}(-({vexpr.replace('{vt}', vt)}))", "o + io") + ";")
     else:
@@ -103,74 +118,47 @@ def _vsource(expr: str, vexpr: str, ot, kinds: tuple, nv: int, helpers: str):
     body.append("    return;")
     body.append("  }")
     body.append("  for (long j = 0; base + j < n; ++j) {")
-    for k, (kind, ct) in enumerate(kinds):
-        if kind == "t":
-            body.append(f"    {ct.ct} {NAMES[k]} = p{k}[i{k} + j];")
-        else:
-            body.append(f"    {ct.ct} {NAMES[k]} = {svals[k]};")
+    for k, nm, ct, j in ops:
+        body.append(f"    {ct.ct} {nm} = " + (f"p{k}[i{k} + j];" if j is not None else f"m.{nm};"))
     body.append(f"    {ot.store('o', 'io + j', expr)};")
     body.append("  }")
-    src = (preamble(ot, *[k[1] for k in kinds]) + helpers + f"typedef struct {{ long v[{nv}]; }} M;\n"
+    src = (preamble(ot, *[k[1] for k in kinds]) + helpers + args_for(kinds, 1).struct() +
            f"__kernel void ew({', '.join(params)}) {{\n" + "\n".join(body) + "\n}\n")
     return src, "ew"
 
 
-def _source(key, expr: str, ot, kinds: tuple, layout: str, R: int, needs_err: bool, nv: int, helpers: str):
+def _source(expr: str, ot, kinds: tuple, layout: str, R: int, needs_err: bool, helpers: str):
     """OpenCL C for one elementwise kernel. ``kinds[k]`` is ``('t', CT)`` for a tensor operand
-    or ``('s', CT)`` for a scalar (read from meta)."""
-    names = NAMES
-    ntens = sum(1 for k in kinds if k[0] == "t")
-    params = [f"{ot.ptr()} o"]
-    tidx = 0
-    for k, (kind, ct) in enumerate(kinds):
-        if kind == "t":
-            params.append(f"const {ct.ptr()} p{k}")
-            tidx += 1
+    or ``('s', CT)`` for a scalar (a field of the argument struct, see :func:`args_for`)."""
+    ops = _operands(kinds)
+    params = [f"{ot.ptr()} o"] + [f"const {ct.ptr()} p{k}" for k, _, ct, j in ops if j is not None]
     if needs_err:
         params.append("__global long* err")
     params.append("const M m")
-    # meta layout: [n (or inner), outer, off_o, off_t..., shape[R], st_o[R], st_t[R]..., scalars...]
-    off_at = 2
-    shape_at = off_at + 1 + ntens
-    st_at = [shape_at + R + i * R for i in range(1 + ntens)]
-    scal_at = shape_at + R + (1 + ntens) * R
-    body = []
-    pos = ["io"] + [f"i{k}" for k, kd in enumerate(kinds) if kd[0] == "t"]
-    body.append(f"  long io = m.v[{off_at}];")
-    ti = 0
-    for k, (kind, ct) in enumerate(kinds):
-        if kind == "t":
-            ti += 1
-            body.append(f"  long i{k} = m.v[{off_at + ti}];")
+    pos = ["io"] + [f"i{k}" for k, _, _, j in ops if j is not None]
+    strides = [f"m.st[{j}]" for j in range(len(pos))]
+    body = ["  long g_ = get_global_id(0); if (g_ >= m.n) return;", "  long io = m.off_o;"]
+    for k, _, _, j in ops:
+        if j is not None:
+            body.append(f"  long i{k} = m.off[{j}];")
     if layout == "flat":
-        body.insert(0, "  long g_ = get_global_id(0); if (g_ >= m.v[0]) return;")
         for p in pos:
             body.append(f"  {p} += g_;")
     elif layout == "r1":
-        body.insert(0, "  long g_ = get_global_id(0); if (g_ >= m.v[0]) return;")
-        for j, p in enumerate(pos):
-            body.append(f"  {p} += g_ * m.v[{st_at[j]}];")
+        for p, st in zip(pos, strides):
+            body.append(f"  {p} += g_ * {st}[0];")
     elif layout == "nd1":
-        body.insert(0, "  long g_ = get_global_id(0); if (g_ >= m.v[0]) return;")
-        body.append(L.offsets_code(R, pos, shape_at, st_at, "g_"))
+        body.append(L.offsets_code(R, pos, "m.shape", strides, "g_"))
     else:  # nd: axis 0 is the innermost dim, axis 1 the others
-        body.insert(0, "  long g_ = get_global_id(0); if (g_ >= m.v[0]) return;")
-        body.append(L.offsets_code(R - 1, pos, shape_at, st_at, "get_global_id(1)"))
-        for j, p in enumerate(pos):
-            body.append(f"  {p} += g_ * m.v[{st_at[j] + R - 1}];")
-    si = 0
-    for k, (kind, ct) in enumerate(kinds):
-        if kind == "t":
-            body.append(f"  {ct.ct} {names[k]} = {ct.load(f'p{k}', f'i{k}')};")
-        else:
-            body.append(f"  {ct.ct} {names[k]} = {read_slot(scal_at + si, ct)};")
-            si += 1
+        body.append(L.offsets_code(R - 1, pos, "m.shape", strides, "get_global_id(1)"))
+        for p, st in zip(pos, strides):
+            body.append(f"  {p} += g_ * {st}[{R - 1}];")
+    for k, nm, ct, j in ops:
+        body.append(f"  {ct.ct} {nm} = " + (f"{ct.load(f'p{k}', f'i{k}')};" if j is not None else f"m.{nm};"))
     body.append(f"  {ot.store('o', 'io', expr)};")
-    kname = "ew"
-    src = (preamble(ot, *[k[1] for k in kinds]) + helpers +
-           f"typedef struct {{ long v[{nv}]; }} M;\n"
-           f"__kernel void {kname}({', '.join(params)}) {{\n" + "\n".join(body) + "\n}\n")
-    return src, kname
+    src = (preamble(ot, *[k[1] for k in kinds]) + helpers + args_for(kinds, R).struct() +
+           f"__kernel void ew({', '.join(params)}) {{\n" + "\n".join(body) + "\n}\n")
+    return src, "ew"
 
 
 def run(opkey, expr: str, ot, operands: list, shape: tuple, out: Tensor | None, device, cd,
@@ -182,20 +170,21 @@ def run(opkey, expr: str, ot, operands: list, shape: tuple, out: Tensor | None, 
     output tensor."""
     if out is None:
         out = new_tensor(cd, shape, ot.dtype, device)
-    n = L.numel(shape)
+    n = math.prod(shape)
     if n == 0:
         return out
     kinds = []
     tens = []
-    scal = []
+    scal = {}
     for x in operands:
         if x.__class__ is tuple:  # (python scalar, CT)
+            scal[NAMES[len(kinds)]] = x[0]
             kinds.append(("s", x[1]))
-            scal.append(scalar_slot(x[0], x[1]))
         else:
             kinds.append(("t", T(x._dtype)))
             tens.append(x)
     kinds = tuple(kinds)
+    offs = [x._offset for x in tens]
     # layout
     cont = out.is_contiguous()
     flat = cont
@@ -212,7 +201,8 @@ def run(opkey, expr: str, ot, operands: list, shape: tuple, out: Tensor | None, 
             if it.is_float and not it.f16 and not it.bf16 and all(k[1] is it for k in kinds) \
                     and (ot is it or ot.is_bool):
                 lay = "flatv"
-        meta = [n, 0, out._offset] + [x._offset for x in tens] + [n] + [1] * (1 + len(tens)) + scal
+        A = args_for(kinds, 1)
+        meta = A.pack(n=n, off_o=out._offset, off=offs, shape=(n,), st=(1,) * (1 + len(tens)), **scal)
     else:
         sts = [out._stride] + [L.bstrides(x, shape) for x in tens]
         csh, csts = L.collapse(shape, sts)
@@ -224,35 +214,32 @@ def run(opkey, expr: str, ot, operands: list, shape: tuple, out: Tensor | None, 
             lay = "nd"
         else:
             lay = "nd1"
-        meta = [inner if lay == "nd" else n, n // inner, out._offset] + [x._offset for x in tens] + list(csh)
-        for st in csts:
-            meta.extend(st)
-        meta.extend(scal)
-    nv = len(meta)
-    if nv * 8 > cd.max_param:  # too many dims for one argument struct: compact the operands first
-        if not tens or all(x.is_contiguous() and x._shape == shape for x in tens):
-            raise RuntimeError(f"opencl:{cd.index}: a {len(shape)}-d elementwise kernel needs {nv * 8} bytes of "
-                               f"arguments; the device allows {cd.max_param} (CL_DEVICE_MAX_PARAMETER_SIZE)")
-        from .memory import clone
-        dense = [x if x.__class__ is tuple else clone(_expanded(x, shape)) for x in operands]
-        return run(opkey, expr, ot, dense, shape, out, device, cd, needs_err, helpers, vexpr)
+        A = args_for(kinds, R)
+        if A.nbytes > cd.max_param:  # too many dims for one argument struct: compact the operands first
+            if not tens or all(x.is_contiguous() and x._shape == shape for x in tens):
+                raise RuntimeError(f"opencl:{cd.index}: a {len(shape)}-d elementwise kernel needs {A.nbytes} bytes "
+                                   f"of arguments; the device allows {cd.max_param} (CL_DEVICE_MAX_PARAMETER_SIZE)")
+            from .memory import clone
+            dense = [x if x.__class__ is tuple else clone(_expanded(x, shape)) for x in operands]
+            return run(opkey, expr, ot, dense, shape, out, device, cd, needs_err, helpers, vexpr)
+        meta = A.pack(n=inner if lay == "nd" else n, off_o=out._offset, off=offs, shape=csh,
+                      st=[s for st in csts for s in st], **scal)
     key = (opkey, ot.name, kinds, lay, R, needs_err)
     if lay == "flatv":
-        k = cd.kernel(key, lambda: _vsource(expr, vexpr, ot, kinds, nv, helpers))
+        k = cd.kernel(key, lambda: _vsource(expr, vexpr, ot, kinds, helpers))
         W = vwidth(T(tens[0]._dtype))
         items = (n + W - 1) // W
         l0 = L.pow2_at_least(items, 16, 256)
         cd.launch(k, (L.round_up(items, l0),), (l0,), tuple([out._storage._data.cl] +
-                                                              [x._storage._data.cl for x in tens]), pack(meta))
+                                                              [x._storage._data.cl for x in tens]), meta)
         return out
-    k = cd.kernel(key, lambda: _source(key, expr, ot, kinds, lay, R, needs_err, nv, helpers))
+    k = cd.kernel(key, lambda: _source(expr, ot, kinds, lay, R, needs_err, helpers))
     bufs = [out._storage._data.cl] + [x._storage._data.cl for x in tens]
     if needs_err:
         bufs.append(cd.error_buffer())
     if lay == "nd":
-        inner = meta[0]
         l0 = L.pow2_at_least(inner, 16, 256)
-        gsize = (L.round_up(inner, l0), meta[1])
+        gsize = (L.round_up(inner, l0), n // inner)
         lsize = (l0, 1)
     else:
         l0 = 1024 if cd.is_cpu else 256
@@ -260,7 +247,5 @@ def run(opkey, expr: str, ot, operands: list, shape: tuple, out: Tensor | None, 
             l0 = L.pow2_at_least(n, 64, l0)
         gsize = (L.round_up(n, l0),)
         lsize = (l0,)
-    cd.launch(k, gsize, lsize, tuple(bufs), pack(meta))
+    cd.launch(k, gsize, lsize, tuple(bufs), meta)
     return out
-
-

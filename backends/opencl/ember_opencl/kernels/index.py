@@ -7,13 +7,16 @@ memory out of bounds).
 """
 from __future__ import annotations
 
+import functools
+import math
+
 from ember.backend import dtypes as D
 from ember.backend import Tensor
 from ember.backend import index_error
 
-from ..runtime import pack
 from . import elementwise as ew
 from . import layout as L
+from .args import Args
 from .types import T, TYPES, preamble
 
 I64 = TYPES["int64"]
@@ -32,24 +35,32 @@ def _region_strides(t: Tensor, d: int, zero_d: bool) -> list:
     return st
 
 
-# -- gather ------------------------------------------------------------------------------------
+# -- gather (and index_select) -----------------------------------------------------------------
 
-def _gather_src(xt, R, nv):
-    # meta: [n, off_i, off_x, size_d, xst_d, shape[R], st_i[R], st_x[R] (0 at d)]
-    lines = [preamble(xt), f"typedef struct {{ long v[{nv}]; }} M;",
+@functools.lru_cache(maxsize=None)
+def _gather_args(R: int) -> Args:
+    """``n`` outputs over ``shape[R]``; ``off_i``/``st_i`` the index's offset and strides,
+    ``off_x``/``st_x`` x's (0 along the gathered dim), ``size`` and ``st_d`` x's size and stride
+    along it."""
+    return Args().long("n", "off_i", "off_x", "size", "st_d").array("shape", R).array("st_i", R).array("st_x", R)
+
+
+def _gather_src(xt, R):
+    lines = [preamble(xt), _gather_args(R).struct(),
              f"__kernel void gather({xt.ptr()} out, const __global long* idx, const {xt.ptr()} x, "
              "__global long* err, const M m) {",
-             "  long g = get_global_id(0); if (g >= m.v[0]) return;",
-             "  long oi = m.v[1], ox = m.v[2];",
-             L.offsets_code(R, ["oi", "ox"], 5, [5 + R, 5 + 2 * R], "g"),
+             "  long g = get_global_id(0); if (g >= m.n) return;",
+             "  long oi = m.off_i, ox = m.off_x;",
+             L.offsets_code(R, ["oi", "ox"], "m.shape", ["m.st_i", "m.st_x"], "g"),
              "  long v = idx[oi];",
-             "  if (v < 0 || v >= m.v[3]) { err[0] = 1; err[1] = v; " + xt.store("out", "g", "0") + "; return; }",
-             "  " + xt.store("out", "g", xt.load("x", "ox + v * m.v[4]")) + ";",
+             "  if (v < 0 || v >= m.size) { err[0] = 1; err[1] = v; " + xt.store("out", "g", "0") + "; return; }",
+             "  " + xt.store("out", "g", xt.load("x", "ox + v * m.st_d")) + ";",
              "}"]
     return "\n".join(lines) + "\n", "gather"
 
 
-def k_gather(x: Tensor, d: int, index: Tensor) -> Tensor:
+def _gather(x: Tensor, d: int, index: Tensor, op: str) -> Tensor:
+    """out[p] = x[p with coordinate d replaced by index[p]] over ``index``'s shape (any strides)."""
     cd = ew.cl_dev(x)
     xt = T(x._dtype)
     shape = index._shape
@@ -60,14 +71,30 @@ def k_gather(x: Tensor, d: int, index: Tensor) -> Tensor:
     if not shape:  # 0-d
         x, index, shape, d = ew.view(x, (1,), (0,)), ew.view(index, (1,), (0,)), (1,), 0
     R = len(shape)
-    meta = [n, index._offset, x._offset, x._shape[d], x._stride[d], *shape, *index._stride,
-            *_region_strides(x, d, True)]
-    nv = len(meta)
-    k = cd.kernel(("gather", xt.name, R), lambda: _gather_src(xt, R, nv))
+    meta = _gather_args(R).pack(n=n, off_i=index._offset, off_x=x._offset, size=x._shape[d], st_d=x._stride[d],
+                                shape=shape, st_i=index._stride, st_x=_region_strides(x, d, True))
+    k = cd.kernel(("gather", xt.name, R), lambda: _gather_src(xt, R))
     cd.launch(k, (L.round_up(n, 64),), (64,),
-              (out._storage._data.cl, index._storage._data.cl, x._storage._data.cl, cd.error_buffer()), pack(meta))
-    _raise_if_bad(cd, "gather", d, x._shape[d])
+              (out._storage._data.cl, index._storage._data.cl, x._storage._data.cl, cd.error_buffer()), meta)
+    _raise_if_bad(cd, op, d, x._shape[d])
     return out
+
+
+def k_gather(x: Tensor, d: int, index: Tensor) -> Tensor:
+    return _gather(x, d, index, "gather")
+
+
+def k_index_select(x: Tensor, d: int, index: Tensor) -> Tensor:
+    """A gather whose index is ``index`` (1-D) broadcast over every dim but ``d``."""
+    if len(index._shape) != 1:
+        from .memory import clone
+        index = ew.view(clone(index), (index.numel(),))
+    if not x._shape:
+        x = ew.view(x, (1,), (0,))
+    shape = x._shape[:d] + (index._shape[0],) + x._shape[d + 1:]
+    ist = [0] * len(shape)
+    ist[d] = index._stride[0]
+    return _gather(x, d, ew.view(index, shape, tuple(ist)), "index_select")
 
 
 # -- scatter_add -------------------------------------------------------------------------------
@@ -88,24 +115,32 @@ def _atomic_add(t, dev) -> str | None:
     return None
 
 
-def _scatter_src(xt, st, R, nv, atomic, serial):
-    # meta: [n, off_i, off_s, size_d, ost_d, shape[R], st_i[R], st_s[R], st_o[R] (0 at d)]
+@functools.lru_cache(maxsize=None)
+def _scatter_args(R: int) -> Args:
+    """``n`` updates over ``shape[R]``; the index's and src's offsets and strides (``off_i``,
+    ``st_i``, ``off_s``, ``st_s``); the output's strides ``st_o`` (0 along the scattered dim), its
+    ``size`` and stride ``st_d`` along it."""
+    return (Args().long("n", "off_i", "off_s", "size", "st_d").array("shape", R).array("st_i", R)
+            .array("st_s", R).array("st_o", R))
+
+
+def _scatter_src(xt, st, R, atomic, serial):
     need64 = atomic is not None and ("atom_" in atomic)
-    lines = [preamble(xt, st, atomics64=need64), f"typedef struct {{ long v[{nv}]; }} M;",
+    lines = [preamble(xt, st, atomics64=need64), _scatter_args(R).struct(),
              f"__kernel void scat({xt.ptr()} p, const __global long* idx, const {st.ptr()} src, "
              "__global long* err, const M m) {"]
     if serial:
         lines.append("  if (get_global_id(0) != 0) return;")
-        lines.append("  for (long g = 0; g < m.v[0]; ++g) {")
+        lines.append("  for (long g = 0; g < m.n; ++g) {")
     else:
-        lines.append("  long g = get_global_id(0); if (g >= m.v[0]) return;")
+        lines.append("  long g = get_global_id(0); if (g >= m.n) return;")
         lines.append("  {")
-    lines.append("  long oi = m.v[1], os = m.v[2], o = 0;")
-    lines.append(L.offsets_code(R, ["oi", "os", "o"], 5, [5 + R, 5 + 2 * R, 5 + 3 * R], "g"))
+    lines.append("  long oi = m.off_i, os = m.off_s, o = 0;")
+    lines.append(L.offsets_code(R, ["oi", "os", "o"], "m.shape", ["m.st_i", "m.st_s", "m.st_o"], "g"))
     lines.append("  long iv = idx[oi];")
-    lines.append("  if (iv < 0 || iv >= m.v[3]) { err[0] = 1; err[1] = iv; continue; }" if serial else
-                 "  if (iv < 0 || iv >= m.v[3]) { err[0] = 1; err[1] = iv; return; }")
-    lines.append("  o += iv * m.v[4];")
+    lines.append("  if (iv < 0 || iv >= m.size) { err[0] = 1; err[1] = iv; continue; }" if serial else
+                 "  if (iv < 0 || iv >= m.size) { err[0] = 1; err[1] = iv; return; }")
+    lines.append("  o += iv * m.st_d;")
     lines.append(f"  {xt.ct} v = ({xt.ct})({st.load('src', 'os')});")
     if serial:
         lines.append("  " + xt.store("p", "o", f"{xt.load('p', 'o')} + v") + ";")
@@ -124,7 +159,7 @@ def scatter_add_into(out: Tensor, d: int, index: Tensor, src: Tensor, op: str = 
     cd = ew.cl_dev(out)
     xt, st = T(out._dtype), T(src._dtype)
     shape = index._shape
-    n = L.numel(shape)
+    n = math.prod(shape)
     if n == 0:
         return out
     if not shape:
@@ -132,15 +167,14 @@ def scatter_add_into(out: Tensor, d: int, index: Tensor, src: Tensor, op: str = 
     R = len(shape)
     atomic = _atomic_add(xt, cd) if st is xt else None
     serial = atomic is None or n <= 4096  # small or without atomics: one work-item, in order (deterministic)
-    meta = [n, index._offset, src._offset, out._shape[d], out._stride[d], *shape, *index._stride, *src._stride,
-            *_region_strides(out, d, True)]
-    meta[2] = src._offset
-    nv = len(meta)
-    k = cd.kernel(("scatter_add", xt.name, st.name, R, serial), lambda: _scatter_src(xt, st, R, nv, atomic, serial))
+    meta = _scatter_args(R).pack(n=n, off_i=index._offset, off_s=src._offset, size=out._shape[d],
+                                 st_d=out._stride[d], shape=shape, st_i=index._stride, st_s=src._stride,
+                                 st_o=_region_strides(out, d, True))
+    k = cd.kernel(("scatter_add", xt.name, st.name, R, serial), lambda: _scatter_src(xt, st, R, atomic, serial))
     gs = (1,) if serial else (L.round_up(n, 64),)
     ls = (1,) if serial else (64,)
     cd.launch(k, gs, ls, (out._storage._data.cl, index._storage._data.cl, src._storage._data.cl, cd.error_buffer()),
-              pack(meta))
+              meta)
     if check:
         _raise_if_bad(cd, op, d, out._shape[d])
     return out
@@ -152,64 +186,25 @@ def k_scatter_add(x: Tensor, d: int, index: Tensor, src: Tensor) -> Tensor:
     return scatter_add_into(out, d, index, src)
 
 
-# -- index_select ------------------------------------------------------------------------------
-
-def _isel_src(xt, R, nv):
-    # meta: [n, off_x, off_i, ist, size_d, xst_d, d-coordinate is dim D, shape[R], st_x[R] (0 at d), sel[R]]
-    lines = [preamble(xt), f"typedef struct {{ long v[{nv}]; }} M;",
-             f"__kernel void isel({xt.ptr()} out, const {xt.ptr()} x, const __global long* idx, "
-             "__global long* err, const M m) {",
-             "  long g = get_global_id(0); if (g >= m.v[0]) return;",
-             "  long ox = m.v[1], c = 0;",
-             L.offsets_code(R, ["ox", "c"], 6, [6 + R, 6 + 2 * R], "g"),
-             "  long v = idx[m.v[2] + c * m.v[3]];",
-             "  if (v < 0 || v >= m.v[4]) { err[0] = 1; err[1] = v; " + xt.store("out", "g", "0") + "; return; }",
-             "  " + xt.store("out", "g", xt.load("x", "ox + v * m.v[5]")) + ";",
-             "}"]
-    return "\n".join(lines) + "\n", "isel"
-
-
-def k_index_select(x: Tensor, d: int, index: Tensor) -> Tensor:
-    cd = ew.cl_dev(x)
-    xt = T(x._dtype)
-    if len(index._shape) != 1:
-        from .memory import clone
-        index = ew.view(clone(index), (index.numel(),))
-    ni = index.numel()
-    if not x._shape:
-        x = ew.view(x, (1,), (0,))
-    shape = x._shape[:d] + (ni,) + x._shape[d + 1:]
-    out = ew.new_tensor(cd, shape, x._dtype, x._device)
-    n = out.numel()
-    if n == 0:
-        return out
-    R = len(shape)
-    sel = [0] * R
-    sel[d] = 1
-    ist = index._stride[0] if index._shape else 0
-    meta = [n, x._offset, index._offset, ist, x._shape[d], x._stride[d], *shape,
-            *_region_strides(x, d, True), *sel]
-    nv = len(meta)
-    k = cd.kernel(("isel", xt.name, R), lambda: _isel_src(xt, R, nv))
-    cd.launch(k, (L.round_up(n, 64),), (64,),
-              (out._storage._data.cl, x._storage._data.cl, index._storage._data.cl, cd.error_buffer()), pack(meta))
-    _raise_if_bad(cd, "index_select", d, x._shape[d])
-    return out
-
-
 # -- nonzero -----------------------------------------------------------------------------------
 
-def _nz_src(R, nv):
-    # meta: [n, ndim, shape[R]]; pos = inclusive prefix sums of the flags
-    lines = [f"typedef struct {{ long v[{nv}]; }} M;",
+@functools.lru_cache(maxsize=None)
+def _nz_args(R: int) -> Args:
+    """``n`` flags over ``shape[R]``."""
+    return Args().long("n").array("shape", R)
+
+
+def _nz_src(R):
+    # pos = inclusive prefix sums of the flags
+    lines = [_nz_args(R).struct(),
              "__kernel void nzw(__global long* out, const __global uchar* flag, const __global long* pos, const M m) {",
-             "  long g = get_global_id(0); if (g >= m.v[0] || !flag[g]) return;",
+             "  long g = get_global_id(0); if (g >= m.n || !flag[g]) return;",
              "  long row = pos[g] - 1; long r_ = g;"]
     for d in range(R - 1, -1, -1):
         if d == 0:
             lines.append(f"  out[row * {R} + 0] = r_;")
         else:
-            lines.append(f"  {{ long s_ = m.v[{2 + d}]; out[row * {R} + {d}] = r_ % s_; r_ /= s_; }}")
+            lines.append(f"  {{ long s_ = m.shape[{d}]; out[row * {R} + {d}] = r_ % s_; r_ /= s_; }}")
     lines.append("}")
     return "\n".join(lines) + "\n", "nzw"
 
@@ -229,11 +224,10 @@ def k_nonzero(x: Tensor) -> Tensor:
     out = ew.new_tensor(cd, (total, R), D.int64, x._device)
     if total == 0 or R == 0:
         return out
-    meta = [n, R, *x._shape]
-    nv = len(meta)
-    k = cd.kernel(("nonzero", R), lambda: _nz_src(R, nv))
+    k = cd.kernel(("nonzero", R), lambda: _nz_src(R))
     cd.launch(k, (L.round_up(n, 256),), (256,),
-              (out._storage._data.cl, flag._storage._data.cl, pos._storage._data.cl), pack(meta))
+              (out._storage._data.cl, flag._storage._data.cl, pos._storage._data.cl),
+              _nz_args(R).pack(n=n, shape=x._shape))
     return out
 
 

@@ -2,9 +2,15 @@
 the OpenCL C that turns a work-item's position into one element offset per operand.
 
 Generated kernels are specialised by rank only; shapes, strides and offsets travel in the
-launch's by-value ``meta`` struct (``long v[n]``), so one compiled kernel serves every shape.
+launch's by-value argument struct (:mod:`ember_opencl.kernels.args`), so one compiled kernel
+serves every shape.
 """
 from __future__ import annotations
+
+import functools
+import math
+
+from .args import Args
 
 
 def bstrides(t, shape: tuple) -> tuple:
@@ -41,18 +47,39 @@ def collapse(shape: tuple, strides: list) -> tuple:
     return tuple(sh), [tuple(st) for st in sts]
 
 
-def numel(shape) -> int:
-    n = 1
-    for s in shape:
-        n *= s
-    return n
+def along(x, out, d: int) -> tuple:
+    """The rows of ``x`` along dim ``d`` (for kernels that walk each row: scans, sort, softmax):
+    ``(rows, K, shape, strides of x, strides of out)``, the last three over the other dims,
+    collapsed (at least one dim)."""
+    kept = [i for i in range(len(x._shape)) if i != d]
+    kshape = tuple(x._shape[i] for i in kept)
+    ksh, (kx, ko) = collapse(kshape, [tuple(x._stride[i] for i in kept), tuple(out._stride[i] for i in kept)])
+    return math.prod(kshape), x._shape[d], ksh, kx, ko
 
 
-def offsets_code(R: int, names: list, shape_at: int, strides_at: list, idx: str, first: int = 0,
+@functools.lru_cache(maxsize=None)
+def rows_args(Rk: int, *extra: str) -> Args:
+    """The argument struct of a kernel walking rows along one dim (see :func:`along`): ``rows``,
+    ``k`` (the row length), ``off_x`` (x's offset), ``sx`` and ``so`` (the dim's stride in x and
+    in the output), the ``long`` fields named in ``extra``, then over the other dims
+    ``shape[Rk]``, ``st_x[Rk]`` and ``st_o[Rk]``."""
+    return (Args().long("rows", "k", "off_x", "sx", "so", *extra)
+            .array("shape", Rk).array("st_x", Rk).array("st_o", Rk))
+
+
+def row_start(Rk: int, row: str = "row", x: str = "m.off_x") -> str:
+    """C declaring ``off`` and ``oo``: the offsets in x and in the output of row ``row`` (x's
+    starting from ``x``), for a kernel on :func:`rows_args`."""
+    return (f"  long off = {x}, oo = 0;\n" +
+            offsets_code(Rk, ["off", "oo"], "m.shape", ["m.st_x", "m.st_o"], row))
+
+
+def offsets_code(R: int, names: list, shape: str, strides: list, idx: str, first: int = 0,
                  indent: str = "  ") -> str:
     """C statements adding to each ``names[k]`` (already holding its base offset) the offset of
-    the element at linear position ``idx`` over dims ``first .. R-1`` (row-major, shape in
-    meta slots ``shape_at + d``, operand k's strides at ``strides_at[k] + d``).
+    the element at linear position ``idx`` over dims ``first .. R-1`` (row-major). ``shape``
+    and ``strides[k]`` are C arrays indexed by dim (fields of the argument struct, e.g.
+    ``"m.shape"``, ``"m.st[1]"``).
 
     The position is consumed from the innermost dim outwards; the outermost dim needs no
     division."""
@@ -61,9 +88,9 @@ def offsets_code(R: int, names: list, shape_at: int, strides_at: list, idx: str,
         if d == first:
             lines.append(f"{indent}{{ long c_ = r_;")
         else:
-            lines.append(f"{indent}{{ long s_ = m.v[{shape_at + d}]; long c_ = r_ % s_; r_ /= s_;")
+            lines.append(f"{indent}{{ long s_ = {shape}[{d}]; long c_ = r_ % s_; r_ /= s_;")
         for k, nm in enumerate(names):
-            lines.append(f"{indent}  {nm} += c_ * m.v[{strides_at[k] + d}];")
+            lines.append(f"{indent}  {nm} += c_ * {strides[k]}[{d}];")
         lines.append(f"{indent}}}")
     return "\n".join(lines)
 

@@ -14,33 +14,42 @@ take a guarded scalar path, so any M, N, K work.
 """
 from __future__ import annotations
 
+import functools
+import math
+
 from ember.backend import Tensor
 from ember.backend import broadcast_shapes
 
-from ..runtime import pack
 from . import elementwise as ew
 from . import layout as L
+from .args import Args
 from .types import T, TYPES, preamble, vload, vstore
 
-# meta: [M, N, K, B, off_a, off_b, sam, sak, sbk, sbn, batch shape[RB], a bst[RB], b bst[RB]]
-_HEAD = 10
+
+@functools.lru_cache(maxsize=None)
+def _args(RB: int) -> Args:
+    """C[b] (``mr`` x ``n``) = A[b] (``mr`` x ``k``) @ B[b] for each batch index b: the operands'
+    offsets, their strides along rows and columns (``sa_m``, ``sa_k``, ``sb_k``, ``sb_n``), and
+    the batch dims ``bshape[RB]`` with each operand's (broadcast) strides ``bst_a``, ``bst_b``."""
+    return (Args().long("mr", "n", "k", "off_a", "off_b", "sa_m", "sa_k", "sb_k", "sb_n")
+            .array("bshape", RB).array("bst_a", RB).array("bst_b", RB))
 
 
 def _batch_code(RB):
     if RB == 0:
-        return "  long ao = m.v[4], bo = m.v[5];"
-    return ("  long ao = m.v[4], bo = m.v[5];\n" +
-            L.offsets_code(RB, ["ao", "bo"], _HEAD, [_HEAD + RB, _HEAD + 2 * RB], "bt"))
+        return "  long ao = m.off_a, bo = m.off_b;"
+    return ("  long ao = m.off_a, bo = m.off_b;\n" +
+            L.offsets_code(RB, ["ao", "bo"], "m.bshape", ["m.bst_a", "m.bst_b"], "bt"))
 
 
-def _naive_src(t, at, RB, nv):
-    lines = [preamble(t, at), f"typedef struct {{ long v[{nv}]; }} M;",
+def _naive_src(t, at, RB):
+    lines = [preamble(t, at), _args(RB).struct(),
              f"__kernel void mm({t.ptr()} c, const {t.ptr()} a, const {t.ptr()} b, const M m) {{",
              "  long n = get_global_id(0), i = get_global_id(1), bt = get_global_id(2);",
-             "  long Mr = m.v[0], N = m.v[1], K = m.v[2];",
+             "  long Mr = m.mr, N = m.n, K = m.k;",
              "  if (n >= N || i >= Mr) return;",
              _batch_code(RB),
-             "  long sam = m.v[6], sak = m.v[7], sbk = m.v[8], sbn = m.v[9];",
+             "  long sam = m.sa_m, sak = m.sa_k, sbk = m.sb_k, sbn = m.sb_n;",
              f"  {at.ct} acc = 0;",
              "  long pa = ao + i * sam, pb = bo + n * sbn;",
              "  for (long k = 0; k < K; ++k) { acc += (" + at.ct + ")(" + t.load("a", "pa") + ") * (" + at.ct + ")("
@@ -50,16 +59,16 @@ def _naive_src(t, at, RB, nv):
     return "\n".join(lines) + "\n", "mm"
 
 
-def _nn_src(t, RB, nv, TM, VW):
+def _nn_src(t, RB, TM, VW):
     ct = t.ct
     vt = f"{ct}{VW}"
-    lines = [preamble(t), f"typedef struct {{ long v[{nv}]; }} M;",
+    lines = [preamble(t), _args(RB).struct(),
              f"__kernel void mm({t.ptr()} c, const {t.ptr()} a, const {t.ptr()} b, const M m) {{",
              f"  long n0 = get_global_id(0) * {VW}, i0 = get_global_id(1) * {TM}, bt = get_global_id(2);",
-             "  long Mr = m.v[0], N = m.v[1], K = m.v[2];",
+             "  long Mr = m.mr, N = m.n, K = m.k;",
              "  if (n0 >= N || i0 >= Mr) return;",
              _batch_code(RB),
-             "  long sam = m.v[6], sak = m.v[7], sbk = m.v[8];",
+             "  long sam = m.sa_m, sak = m.sa_k, sbk = m.sb_k;",
              "  long co = (bt * Mr + i0) * N + n0;",
              f"  if (n0 + {VW} <= N) {{  /* rows past the end read the last row and are not stored */",
              "    " + " ".join(f"{vt} acc{r} = 0;" for r in range(TM)),
@@ -82,16 +91,16 @@ def _nn_src(t, RB, nv, TM, VW):
     return "\n".join(lines) + "\n", "mm"
 
 
-def _nt_src(t, RB, nv, TM, TN, VW):
+def _nt_src(t, RB, TM, TN, VW):
     ct = t.ct
     vt = f"{ct}{VW}"
-    lines = [preamble(t), f"typedef struct {{ long v[{nv}]; }} M;",
+    lines = [preamble(t), _args(RB).struct(),
              f"__kernel void mm({t.ptr()} c, const {t.ptr()} a, const {t.ptr()} b, const M m) {{",
              f"  long n0 = get_global_id(0) * {TN}, i0 = get_global_id(1) * {TM}, bt = get_global_id(2);",
-             "  long Mr = m.v[0], N = m.v[1], K = m.v[2];",
+             "  long Mr = m.mr, N = m.n, K = m.k;",
              "  if (n0 >= N || i0 >= Mr) return;",
              _batch_code(RB),
-             "  long sam = m.v[6], sbn = m.v[9];",
+             "  long sam = m.sa_m, sbn = m.sb_n;",
              "  long co = (bt * Mr + i0) * N + n0;",
              "  /* rows and columns past the end read the last one and are not stored */",
              "  " + " ".join(f"const __global {ct}* pa{r} = a + ao + min(i0 + {r}, Mr - 1) * sam;" for r in range(TM)),
@@ -159,37 +168,35 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
         else:
             b = _contig(b)
             kind = "nn"
-    B = 1
-    for s in batch:
-        B *= s
+    B = math.prod(batch)
     bsh, (abst, bbst) = L.collapse(batch, [L.bstrides(_batch_view(a), batch), L.bstrides(_batch_view(b), batch)]) \
         if batch else ((), ((), ()))
     if batch and bsh == (1,):
         bsh, abst, bbst = (), (), ()
     RB = len(bsh)
-    meta = [Mr, N, K, B, a._offset, b._offset, a._stride[-2], a._stride[-1], b._stride[-2], b._stride[-1],
-            *bsh, *abst, *bbst]
-    nv = len(meta)
+    meta = _args(RB).pack(mr=Mr, n=N, k=K, off_a=a._offset, off_b=b._offset, sa_m=a._stride[-2],
+                          sa_k=a._stride[-1], sb_k=b._stride[-2], sb_n=b._stride[-1], bshape=bsh, bst_a=abst,
+                          bst_b=bbst)
     bufs = (out._storage._data.cl, a._storage._data.cl, b._storage._data.cl)
     if kind == "naive":
         at = TYPES["float32"] if t.f16 or t.bf16 else (TYPES["int64"] if not t.is_float else t)
-        k = cd.kernel(("mm", "naive", t.name, RB), lambda: _naive_src(t, at, RB, nv))
+        k = cd.kernel(("mm", "naive", t.name, RB), lambda: _naive_src(t, at, RB))
         l0 = 16 if N >= 16 else 1
         l1 = 4 if Mr >= 4 else 1
-        cd.launch(k, (L.round_up(N, l0), L.round_up(Mr, l1), B), (l0, l1, 1), bufs, pack(meta))
+        cd.launch(k, (L.round_up(N, l0), L.round_up(Mr, l1), B), (l0, l1, 1), bufs, meta)
     elif kind == "nn":
         # tile sizes tuned on PoCL/AVX-512 (1024^3: ~110 GFLOPS on 2 cores); 512-bit vectors
         TM, VW = (10, 16) if t.name == "float32" else (10, 8)
-        k = cd.kernel(("mm", "nn", t.name, RB, TM, VW), lambda: _nn_src(t, RB, nv, TM, VW))
+        k = cd.kernel(("mm", "nn", t.name, RB, TM, VW), lambda: _nn_src(t, RB, TM, VW))
         g0, g1 = (N + VW - 1) // VW, (Mr + TM - 1) // TM
         l0, l1 = min(8, g0), min(2, g1)
-        cd.launch(k, (L.round_up(g0, l0), L.round_up(g1, l1), B), (l0, l1, 1), bufs, pack(meta))
+        cd.launch(k, (L.round_up(g0, l0), L.round_up(g1, l1), B), (l0, l1, 1), bufs, meta)
     else:
         TM, TN, VW = (4, 3, 16) if t.name == "float32" else (4, 3, 8)
-        k = cd.kernel(("mm", "nt", t.name, RB, TM, TN, VW), lambda: _nt_src(t, RB, nv, TM, TN, VW))
+        k = cd.kernel(("mm", "nt", t.name, RB, TM, TN, VW), lambda: _nt_src(t, RB, TM, TN, VW))
         g0, g1 = (N + TN - 1) // TN, (Mr + TM - 1) // TM
         l0, l1 = min(8, g0), min(2, g1)
-        cd.launch(k, (L.round_up(g0, l0), L.round_up(g1, l1), B), (l0, l1, 1), bufs, pack(meta))
+        cd.launch(k, (L.round_up(g0, l0), L.round_up(g1, l1), B), (l0, l1, 1), bufs, meta)
     return ew.view(out, final) if final != out_shape else out
 
 

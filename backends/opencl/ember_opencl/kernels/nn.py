@@ -7,14 +7,16 @@ double backward are unchanged: the backward formulas call these ops again.
 """
 from __future__ import annotations
 
+import functools
+
 from ember.backend import dtypes as D
 from ember.backend import Tensor
 
-from ..runtime import pack
 from . import elementwise as ew
 from . import layout as L
+from .args import Args
 from .matmul import matmul
-from .types import T, TYPES, preamble, read_slot, scalar_slot
+from .types import T, TYPES, preamble
 
 F32 = TYPES["float32"]
 
@@ -32,7 +34,7 @@ def _acc(t):
 
 def _launch1(cd, k, n, bufs, meta, l0=256):
     cd.launch(k, (L.round_up(n, l0),), (l0,), tuple(b._storage._data.cl if isinstance(b, Tensor) else b for b in bufs),
-              pack(meta))
+              meta)
 
 
 # -- im2col / col2im ------------------------------------------------------------------------------
@@ -41,30 +43,43 @@ def _conv_out(size, k, s, p, d):
     return (size + 2 * p - d * (k - 1) - 1) // s + 1
 
 
-def _im2col_src(t, nsp, nv):
-    # meta: [rows, C, K, off, sN, sC, in_sp[nsp], k, dil, pad, st, out_sp, s_sp]
+def window_fields(A: Args, nsp: int) -> Args:
+    """Add the geometry of a sliding window over ``nsp`` spatial dims: the input's sizes
+    ``in_sp``, the window's ``ksize``, ``dilation``, ``padding`` and ``stride``, the output's
+    sizes ``out_sp``, and the input's strides ``st_sp``."""
+    for name in ("in_sp", "ksize", "dilation", "padding", "stride", "out_sp", "st_sp"):
+        A.array(name, nsp)
+    return A
+
+
+@functools.lru_cache(maxsize=None)
+def _im2col_args(nsp: int) -> Args:
+    """``rows`` = N * C * kvol work-items; ``c`` channels, ``kvol`` window positions; x's offset
+    and batch/channel strides; the window geometry."""
+    return window_fields(Args().long("rows", "c", "kvol", "off_x", "sn", "sc"), nsp)
+
+
+def _im2col_src(t, nsp):
     # one work-item per (n, c, kernel offset): it fills that row of the column matrix, walking
     # the output positions in nested loops (coordinates are divided out once per work-item)
-    b = 6
-    insp, kk, dil, pad, st, osp, ssp = (b + i * nsp for i in range(7))
-    lines = [preamble(t), f"typedef struct {{ long v[{nv}]; }} M;",
+    lines = [preamble(t), _im2col_args(nsp).struct(),
              f"__kernel void im2col({t.ptr()} out, const {t.ptr()} x, const M m) {{",
-             "  long g = get_global_id(0); if (g >= m.v[0]) return;",
-             "  long K = m.v[2]; long kidx = g % K; long r = g / K; long c = r % m.v[1]; long n = r / m.v[1];",
-             "  long base = m.v[3] + n * m.v[4] + c * m.v[5]; long kr = kidx;"]
-    L_ = "1"
+             "  long g = get_global_id(0); if (g >= m.rows) return;",
+             "  long K = m.kvol; long kidx = g % K; long r = g / K; long c = r % m.c; long n = r / m.c;",
+             "  long base = m.off_x + n * m.sn + c * m.sc; long kr = kidx;"]
+    positions = "1"
     for i in range(nsp):
-        L_ = f"{L_} * m.v[{osp + i}]"
+        positions = f"{positions} * m.out_sp[{i}]"
     for i in range(nsp - 1, -1, -1):
-        lines.append(f"  long q{i} = kr % m.v[{kk + i}]; kr /= m.v[{kk + i}];")
-    lines.append(f"  long o = g * ({L_});")
+        lines.append(f"  long q{i} = kr % m.ksize[{i}]; kr /= m.ksize[{i}];")
+    lines.append(f"  long o = g * ({positions});")
     ind = "  "
     for i in range(nsp):
-        lines.append(f"{ind}for (long w{i} = 0; w{i} < m.v[{osp + i}]; ++w{i}) {{")
-        lines.append(f"{ind}  long p{i} = w{i} * m.v[{st + i}] - m.v[{pad + i}] + q{i} * m.v[{dil + i}];")
+        lines.append(f"{ind}for (long w{i} = 0; w{i} < m.out_sp[{i}]; ++w{i}) {{")
+        lines.append(f"{ind}  long p{i} = w{i} * m.stride[{i}] - m.padding[{i}] + q{i} * m.dilation[{i}];")
         ind += "  "
-    inside = " & ".join(f"(p{i} >= 0) & (p{i} < m.v[{insp + i}])" for i in range(nsp))
-    off = " + ".join(f"p{i} * m.v[{ssp + i}]" for i in range(nsp))
+    inside = " & ".join(f"(p{i} >= 0) & (p{i} < m.in_sp[{i}])" for i in range(nsp))
+    off = " + ".join(f"p{i} * m.st_sp[{i}]" for i in range(nsp))
     lines.append(f"{ind}" + t.store("out", "o", f"({inside}) ? {t.load('x', f'base + {off}')} : 0") + "; ++o;")
     for i in range(nsp):
         ind = ind[:-2]
@@ -73,7 +88,7 @@ def _im2col_src(t, nsp, nv):
     return "\n".join(lines) + "\n", "im2col"
 
 
-def im2col(x: Tensor, kernel, dilation, padding, stride) -> Tensor:
+def im2col(x, kernel, dilation, padding, stride):
     cd = ew.cl_dev(x)
     t = T(x._dtype)
     N, C = x._shape[:2]
@@ -85,45 +100,54 @@ def im2col(x: Tensor, kernel, dilation, padding, stride) -> Tensor:
     if out.numel() == 0:
         return out
     rows = N * C * K
-    meta = [rows, C, K, x._offset, x._stride[0], x._stride[1], *sp, *kernel, *dilation, *padding, *stride, *out_sp,
-            *x._stride[2:]]
-    nv = len(meta)
-    k = cd.kernel(("im2col2", t.name, nsp), lambda: _im2col_src(t, nsp, nv))
+    meta = _im2col_args(nsp).pack(rows=rows, c=C, kvol=K, off_x=x._offset, sn=x._stride[0], sc=x._stride[1],
+                                  in_sp=sp, ksize=kernel, dilation=dilation, padding=padding, stride=stride,
+                                  out_sp=out_sp, st_sp=x._stride[2:])
+    k = cd.kernel(("im2col2", t.name, nsp), lambda: _im2col_src(t, nsp))
     _launch1(cd, k, rows, (out, x), meta, 16)
     return out
 
 
-def _col2im_src(t, at, nsp, nv, unit):
-    # meta: [rows, C, K, P, off, sN, sCK, sL, out_sp[nsp], k, dil, pad, st, l_sp]
+@functools.lru_cache(maxsize=None)
+def _col2im_args(nsp: int) -> Args:
+    """``rows`` = N * C * ``outer`` output rows (``outer``: the output positions but the last
+    dim's); ``c`` channels, ``kvol`` window positions; the columns' offset and strides (batch,
+    channel x window, position); the output's sizes, the window, and ``l_sp``, the columns'
+    positions per dim."""
+    A = Args().long("rows", "c", "kvol", "outer", "off_c", "sn", "sck", "sl")
+    for name in ("out_sp", "ksize", "dilation", "padding", "stride", "l_sp"):
+        A.array(name, nsp)
+    return A
+
+
+def _col2im_src(t, at, nsp, unit):
     # a gather: one work-item per output row, each output element summing the columns that
     # cover it (deterministic, no atomics); ``unit``: every stride is 1 (no remainders)
-    b = 8
-    osp, kk, dil, pad, st, lsp = (b + i * nsp for i in range(6))
     last = nsp - 1
-    lines = [preamble(t, at), f"typedef struct {{ long v[{nv}]; }} M;",
+    lines = [preamble(t, at), _col2im_args(nsp).struct(),
              f"__kernel void col2im({t.ptr()} out, const {t.ptr()} cols, const M m) {{",
-             "  long g = get_global_id(0); if (g >= m.v[0]) return;",
-             "  long r = g % m.v[3]; long nc = g / m.v[3]; long c = nc % m.v[1], n = nc / m.v[1];"]
+             "  long g = get_global_id(0); if (g >= m.rows) return;",
+             "  long r = g % m.outer; long nc = g / m.outer; long c = nc % m.c, n = nc / m.c;"]
     for i in range(nsp - 2, -1, -1):
-        lines.append(f"  long pos{i} = r % m.v[{osp + i}]; r /= m.v[{osp + i}];")
-    lines.append(f"  long W = m.v[{osp + last}];")
-    lines.append("  long cb = m.v[4] + n * m.v[5] + c * m.v[2] * m.v[6];")
+        lines.append(f"  long pos{i} = r % m.out_sp[{i}]; r /= m.out_sp[{i}];")
+    lines.append(f"  long W = m.out_sp[{last}];")
+    lines.append("  long cb = m.off_c + n * m.sn + c * m.kvol * m.sck;")
     lines.append("  for (long w = 0; w < W; ++w) {")
     lines.append(f"    {at.ct} acc = 0; long kidx = 0;")
     pos = [f"pos{i}" for i in range(nsp - 1)] + ["w"]
     for i in range(nsp):
-        lines.append(f"    for (long q{i} = 0; q{i} < m.v[{kk + i}]; ++q{i}) {{")
-        lines.append(f"      long t{i} = {pos[i]} + m.v[{pad + i}] - q{i} * m.v[{dil + i}];")
+        lines.append(f"    for (long q{i} = 0; q{i} < m.ksize[{i}]; ++q{i}) {{")
+        lines.append(f"      long t{i} = {pos[i]} + m.padding[{i}] - q{i} * m.dilation[{i}];")
         if unit:
-            lines.append(f"      long o{i} = t{i}; int ok{i} = (t{i} >= 0) & (o{i} < m.v[{lsp + i}]);")
+            lines.append(f"      long o{i} = t{i}; int ok{i} = (t{i} >= 0) & (o{i} < m.l_sp[{i}]);")
         else:
-            lines.append(f"      long o{i} = t{i} / m.v[{st + i}]; int ok{i} = (t{i} >= 0) & (t{i} % m.v[{st + i}] == 0)"
-                         f" & (o{i} < m.v[{lsp + i}]);")
+            lines.append(f"      long o{i} = t{i} / m.stride[{i}]; int ok{i} = (t{i} >= 0) & (t{i} % m.stride[{i}] == 0)"
+                         f" & (o{i} < m.l_sp[{i}]);")
     ok = " & ".join(f"ok{i}" for i in range(nsp))
     lidx = "o0"
     for i in range(1, nsp):
-        lidx = f"({lidx}) * m.v[{lsp + i}] + o{i}"
-    lines.append(f"      if ({ok}) acc += ({at.ct})({t.load('cols', f'cb + kidx * m.v[6] + ({lidx}) * m.v[7]')});")
+        lidx = f"({lidx}) * m.l_sp[{i}] + o{i}"
+    lines.append(f"      if ({ok}) acc += ({at.ct})({t.load('cols', f'cb + kidx * m.sck + ({lidx}) * m.sl')});")
     lines.append("      ++kidx;")
     lines.append("    " + "}" * nsp)
     lines.append("    " + t.store("out", "g * W + w", f"({t.ct})acc") + ";")
@@ -132,7 +156,7 @@ def _col2im_src(t, at, nsp, nv, unit):
     return "\n".join(lines) + "\n", "col2im"
 
 
-def col2im(cols: Tensor, out_sp, kernel, dilation, padding, stride) -> Tensor:
+def col2im(cols, out_sp, kernel, dilation, padding, stride):
     cd = ew.cl_dev(cols)
     t = T(cols._dtype)
     nsp = len(kernel)
@@ -145,11 +169,13 @@ def col2im(cols: Tensor, out_sp, kernel, dilation, padding, stride) -> Tensor:
         return out
     P = _prod(out_sp[:-1])
     rows = N * C * P
-    meta = [rows, C, K, P, cols._offset, *cols._stride, *out_sp, *kernel, *dilation, *padding, *stride, *l_sp]
-    nv = len(meta)
+    sn, sck, sl = cols._stride
+    meta = _col2im_args(nsp).pack(rows=rows, c=C, kvol=K, outer=P, off_c=cols._offset, sn=sn, sck=sck, sl=sl,
+                                  out_sp=out_sp, ksize=kernel, dilation=dilation, padding=padding, stride=stride,
+                                  l_sp=l_sp)
     at = _acc(t) if t.is_float else TYPES["int64"]
     unit = all(s == 1 for s in stride)
-    k = cd.kernel(("col2im", t.name, nsp, unit), lambda: _col2im_src(t, at, nsp, nv, unit))
+    k = cd.kernel(("col2im", t.name, nsp, unit), lambda: _col2im_src(t, at, nsp, unit))
     _launch1(cd, k, rows, (out, cols), meta, 64)
     return out
 
@@ -238,31 +264,35 @@ def _pool_out(size, k, s, p, d, ceil_mode):
     return out
 
 
-def _maxpool_src(t, nsp, nv):
-    # meta: [rows, C, off, sN, sC, in_sp[nsp], k, dil, pad, st, out_sp, s_sp]
+@functools.lru_cache(maxsize=None)
+def _maxpool_args(nsp: int) -> Args:
+    """``rows`` = N * C * the output positions but the last dim's; ``c`` channels; x's offset
+    and batch/channel strides; the window geometry."""
+    return window_fields(Args().long("rows", "c", "off_x", "sn", "sc"), nsp)
+
+
+def _maxpool_src(t, nsp):
     # one work-item per output row (n, c, outer output position), looping over the last dim
-    b = 5
-    insp, kk, dil, pad, st, osp, ssp = (b + i * nsp for i in range(7))
     last = nsp - 1
-    lines = [preamble(t), f"typedef struct {{ long v[{nv}]; }} M;",
+    lines = [preamble(t), _maxpool_args(nsp).struct(),
              f"__kernel void maxpool({t.ptr()} out, __global long* idx, const {t.ptr()} x, const M m) {{",
-             "  long g = get_global_id(0); if (g >= m.v[0]) return;",
+             "  long g = get_global_id(0); if (g >= m.rows) return;",
              "  long r = g;"]
     for i in range(nsp - 2, -1, -1):
-        lines.append(f"  long o{i} = r % m.v[{osp + i}]; r /= m.v[{osp + i}];")
-    lines.append("  long c = r % m.v[1], n = r / m.v[1]; long base = m.v[2] + n * m.v[3] + c * m.v[4];")
-    lines.append(f"  long W = m.v[{osp + last}];")
+        lines.append(f"  long o{i} = r % m.out_sp[{i}]; r /= m.out_sp[{i}];")
+    lines.append("  long c = r % m.c, n = r / m.c; long base = m.off_x + n * m.sn + c * m.sc;")
+    lines.append(f"  long W = m.out_sp[{last}];")
     lines.append(f"  for (long o{last} = 0; o{last} < W; ++o{last}) {{")
     lines.append(f"  {t.ct} best = 0; long bi = -1;")
     # nested loops over the window, in row-major order (first maximum wins; NaN wins)
     for i in range(nsp):
-        lines.append(f"  for (long q{i} = 0; q{i} < m.v[{kk + i}]; ++q{i}) {{")
-        lines.append(f"    long p{i} = o{i} * m.v[{st + i}] - m.v[{pad + i}] + q{i} * m.v[{dil + i}];")
-        lines.append(f"    if (p{i} < 0 || p{i} >= m.v[{insp + i}]) continue;")
-    off = " + ".join(f"p{i} * m.v[{ssp + i}]" for i in range(nsp))
+        lines.append(f"  for (long q{i} = 0; q{i} < m.ksize[{i}]; ++q{i}) {{")
+        lines.append(f"    long p{i} = o{i} * m.stride[{i}] - m.padding[{i}] + q{i} * m.dilation[{i}];")
+        lines.append(f"    if (p{i} < 0 || p{i} >= m.in_sp[{i}]) continue;")
+    off = " + ".join(f"p{i} * m.st_sp[{i}]" for i in range(nsp))
     flat = "p0"
     for i in range(1, nsp):
-        flat = f"({flat}) * m.v[{insp + i}] + p{i}"
+        flat = f"({flat}) * m.in_sp[{i}] + p{i}"
     lines.append(f"    {t.ct} v = {t.load('x', 'base + ' + off)};")
     cond = "(bi < 0 || v > best || (isnan(v) && !isnan(best)))" if t.is_float else "(bi < 0 || v > best)"
     lines.append(f"    if {cond} {{ best = v; bi = {flat}; }}")
@@ -286,10 +316,10 @@ def k_max_pool(x, kernel, stride, padding, dilation, ceil_mode):
     if vals.numel() == 0:
         return vals, idx
     rows = N * C * _prod(out_sp[:-1])
-    meta = [rows, C, x._offset, x._stride[0], x._stride[1], *in_sp, *kernel, *dilation, *padding, *stride, *out_sp,
-            *x._stride[2:]]
-    nv = len(meta)
-    k = cd.kernel(("maxpool2", t.name, nsp), lambda: _maxpool_src(t, nsp, nv))
+    meta = _maxpool_args(nsp).pack(rows=rows, c=C, off_x=x._offset, sn=x._stride[0], sc=x._stride[1], in_sp=in_sp,
+                                   ksize=kernel, dilation=dilation, padding=padding, stride=stride, out_sp=out_sp,
+                                   st_sp=x._stride[2:])
+    k = cd.kernel(("maxpool2", t.name, nsp), lambda: _maxpool_src(t, nsp))
     _launch1(cd, k, rows, (vals, idx, x), meta, 16)
     return vals, idx
 
@@ -311,16 +341,13 @@ def k_max_pool_backward(g, idx, in_shape):
 
 # -- softmax / log_softmax -----------------------------------------------------------------------
 
-def _softmax_src(t, at, Rk, log, nv):
-    # meta: [M, K, off_x, sx, so, kept shape[Rk], kept st_x[Rk], kept st_o[Rk]]
-    ksh, kx, ko = 5, 5 + Rk, 5 + 2 * Rk
+def _softmax_src(t, at, Rk, log):
     a = at.ct
-    lines = [preamble(t, at), f"typedef struct {{ long v[{nv}]; }} M;",
+    lines = [preamble(t, at), L.rows_args(Rk).struct(),
              f"__kernel void softmax({t.ptr()} out, const {t.ptr()} x, const M m) {{",
-             "  long row = get_global_id(0); if (row >= m.v[0]) return;",
-             "  long off = m.v[2], oo = 0;",
-             L.offsets_code(Rk, ["off", "oo"], ksh, [kx, ko], "row"),
-             "  long K = m.v[1], sx = m.v[3], so = m.v[4];",
+             "  long row = get_global_id(0); if (row >= m.rows) return;",
+             L.row_start(Rk),
+             "  long K = m.k, sx = m.sx, so = m.so;",
              f"  {a} mx = -INFINITY; int bad = 0;",
              f"  for (long k = 0; k < K; ++k) {{ {a} v = ({a})({t.load('x', 'off + k * sx')}); mx = max(mx, v); bad |= isnan(v); }}",
              "  if (bad) mx = NAN; else if (isinf(mx)) mx = mx < 0 ? 0 : mx;",
@@ -345,15 +372,11 @@ def _softmax(x, d, log):
     out = ew.new_tensor(cd, x._shape, x._dtype, x._device)
     if out.numel() == 0:
         return out
-    ost = out._stride
-    kept = [i for i in range(len(x._shape)) if i != d]
-    kshape = tuple(x._shape[i] for i in kept)
-    ksh, (kx, ko) = L.collapse(kshape, [tuple(x._stride[i] for i in kept), tuple(ost[i] for i in kept)])
-    M, K = _prod(kshape), x._shape[d]
+    M, K, ksh, kx, ko = L.along(x, out, d)
     Rk = len(ksh)
-    meta = [M, K, x._offset, x._stride[d], ost[d], *ksh, *kx, *ko]
-    nv = len(meta)
-    k = cd.kernel(("softmax", t.name, Rk, log), lambda: _softmax_src(t, at, Rk, log, nv))
+    meta = L.rows_args(Rk).pack(rows=M, k=K, off_x=x._offset, sx=x._stride[d], so=out._stride[d], shape=ksh, st_x=kx,
+                                st_o=ko)
+    k = cd.kernel(("softmax", t.name, Rk, log), lambda: _softmax_src(t, at, Rk, log))
     _launch1(cd, k, M, (out, x), meta, 64)
     return out
 
@@ -368,37 +391,43 @@ def k_log_softmax(x, dim):
 
 # -- batch norm ----------------------------------------------------------------------------------
 
-def _bn_src(t, at, nv, Lsz):
-    # x viewed as (N, C, S): meta [N, C, S, off_x, sN, sC, sS, off_g, eps]; one work-group per channel
+@functools.lru_cache(maxsize=None)
+def _bn_args(at) -> Args:
+    """x viewed as (``n``, ``c``, ``s``): its offset and strides ``sn``, ``sc``, ``ss``; the
+    gradient's offset ``off_g`` (it has x's strides); ``eps`` in the accumulation type."""
+    return Args().long("n", "c", "s", "off_x", "sn", "sc", "ss", "off_g").scalar("eps", at)
+
+
+def _bn_src(t, at, Lsz):
+    # one work-group per channel
     a = at.ct
-    lines = [preamble(t, at), f"typedef struct {{ long v[{nv}]; }} M;",
+    lines = [preamble(t, at), _bn_args(at).struct(),
              f"#define LD(i) (({a})({t.load('x', 'i')}))",
-             f"#define LG(i) (({a})({t.load('gr', '(i) - m.v[3] + m.v[7]')}))"]
+             f"#define LG(i) (({a})({t.load('gr', '(i) - m.off_x + m.off_g')}))"]
 
     def fold(name, expr):
         return [f"  {{ {a} s_ = 0;",
                 "    for (long e = lid; e < tot; e += " + str(Lsz) + ") {",
-                "      long n = e / S, s = e % S; long o = m.v[3] + n * m.v[4] + c * m.v[5] + s * m.v[6];",
+                "      long n = e / S, s = e % S; long o = m.off_x + n * m.sn + c * m.sc + s * m.ss;",
                 f"      s_ += {expr}; }}",
                 "    red[lid] = s_; barrier(CLK_LOCAL_MEM_FENCE);",
                 f"    for (int w = {Lsz // 2}; w > 0; w >>= 1) {{ if (lid < w) red[lid] += red[lid + w]; "
                 "barrier(CLK_LOCAL_MEM_FENCE); }",
                 f"    {name} = red[0]; barrier(CLK_LOCAL_MEM_FENCE); }}"]
-    eps = read_slot(8, at)
     # statistics: the mean, then the biased variance around it (two passes: accurate)
     lines.append(f"__kernel void bn_stats(__global {a}* mean, __global {a}* inv, const {t.ptr()} x, const M m) {{")
-    lines.append("  long c = get_group_id(0), lid = get_local_id(0); long S = m.v[2], tot = m.v[0] * S;")
+    lines.append("  long c = get_group_id(0), lid = get_local_id(0); long S = m.s, tot = m.n * S;")
     lines.append(f"  __local {a} red[{Lsz}]; {a} mu, var;")
     lines += fold("mu", "LD(o)")
     lines.append("  mu /= tot;")
     lines += fold("var", "(LD(o) - mu) * (LD(o) - mu)")
     lines.append("  var /= tot;")
-    lines.append(f"  if (lid == 0) {{ mean[c] = mu; inv[c] = rsqrt(var + {eps}); }}")
+    lines.append("  if (lid == 0) { mean[c] = mu; inv[c] = rsqrt(var + m.eps); }")
     lines.append("}")
     # backward: per channel sum(g) and sum(g * xhat); g has x's strides, its own offset
     lines.append(f"__kernel void bn_bsums(__global {a}* sg, __global {a}* sgx, __global {a}* sgm, __global {a}* sgxm, "
                  f"const {t.ptr()} x, const {t.ptr()} gr, const __global {a}* mean, const __global {a}* inv, const M m) {{")
-    lines.append("  long c = get_group_id(0), lid = get_local_id(0); long S = m.v[2], tot = m.v[0] * S;")
+    lines.append("  long c = get_group_id(0), lid = get_local_id(0); long S = m.s, tot = m.n * S;")
     lines.append(f"  __local {a} red[{Lsz}]; {a} r1, r2; {a} mu = mean[c], iv = inv[c];")
     lines += fold("r1", "LG(o)")
     lines += fold("r2", "LG(o) * (LD(o) - mu) * iv")
@@ -421,10 +450,10 @@ def _bn_geom(x):
 def _bn_launch(cd, name, t, at, x, bufs, eps=0.0, g_off=0):
     N, C, S, sS = _bn_geom(x)
     Lsz = 64 if cd.is_cpu else 256
-    meta = [N, C, S, x._offset, x._stride[0], x._stride[1], sS, g_off, scalar_slot(eps, at)]
-    nv = len(meta)
-    k = cd.kernel((name, t.name, Lsz), lambda: (_bn_src(t, at, nv, Lsz), name))
-    cd.launch(k, (C * Lsz,), (Lsz,), tuple(b._storage._data.cl for b in bufs), pack(meta))
+    meta = _bn_args(at).pack(n=N, c=C, s=S, off_x=x._offset, sn=x._stride[0], sc=x._stride[1], ss=sS, off_g=g_off,
+                             eps=eps)
+    k = cd.kernel((name, t.name, Lsz), lambda: (_bn_src(t, at, Lsz), name))
+    cd.launch(k, (C * Lsz,), (Lsz,), tuple(b._storage._data.cl for b in bufs), meta)
 
 
 def k_batch_norm(x, w, b, eps):

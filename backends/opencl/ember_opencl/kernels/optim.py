@@ -6,12 +6,14 @@ layout, go through the decomposition.
 """
 from __future__ import annotations
 
+import functools
+
 from ember.ops import optim as _ref
 
-from ..runtime import pack
 from . import elementwise as ew
 from . import layout as L
-from .types import T, preamble, read_slot, scalar_slot
+from .args import Args
+from .types import T, preamble
 
 _FAST = ("float32", "float64")
 
@@ -31,15 +33,22 @@ def _bump(*tensors) -> None:
         t._version[0] += 1
 
 
-def _sgd_src(t, flags, nv):
+@functools.lru_cache(maxsize=None)
+def _sgd_args(t) -> Args:
+    """``n`` elements; the offsets of the parameter, its gradient and its momentum buffer; the
+    hyperparameters (``damp`` is 1 - dampening) in the parameter's type."""
+    return (Args().long("n", "off_p", "off_g", "off_b")
+            .scalar("lr", t).scalar("wd", t).scalar("momentum", t).scalar("damp", t))
+
+
+def _sgd_src(t, flags):
     maximize, wd, momentum, first, nesterov = flags
     c = t.ct
-    # meta: [n, off_p, off_g, off_b, lr, wd, momentum, 1 - dampening]
-    lines = [preamble(t), f"typedef struct {{ long v[{nv}]; }} M;",
+    lines = [preamble(t), _sgd_args(t).struct(),
              f"__kernel void sgd(__global {c}* p, const __global {c}* gr, __global {c}* buf, const M m) {{",
-             "  long i = get_global_id(0); if (i >= m.v[0]) return;",
-             f"  {c} lr = {read_slot(4, t)}, wd = {read_slot(5, t)}, mo = {read_slot(6, t)}, damp = {read_slot(7, t)};",
-             "  long ip = m.v[1] + i, ig = m.v[2] + i, ib = m.v[3] + i;",
+             "  long i = get_global_id(0); if (i >= m.n) return;",
+             f"  {c} lr = m.lr, wd = m.wd, mo = m.momentum, damp = m.damp;",
+             "  long ip = m.off_p + i, ig = m.off_g + i, ib = m.off_b + i;",
              f"  {c} g = gr[ig];"]
     if maximize:
         lines.append("  g = -g;")
@@ -73,29 +82,37 @@ def k_fused_sgd(params, grads, momentum_buffers, first_step, lr, weight_decay, m
         flags = (bool(maximize), weight_decay != 0, momentum != 0, bool(first_step[i]) if momentum != 0 else False,
                  bool(nesterov))
         b = buf if buf is not None else p
-        meta = [n, p._offset, grads[i]._offset, b._offset, scalar_slot(lr, t), scalar_slot(weight_decay, t),
-                scalar_slot(momentum, t), scalar_slot(1 - dampening, t)]
-        nv = len(meta)
-        k = cd.kernel(("fused_sgd", t.name, flags), lambda: _sgd_src(t, flags, nv))
+        meta = _sgd_args(t).pack(n=n, off_p=p._offset, off_g=grads[i]._offset, off_b=b._offset, lr=lr,
+                                 wd=weight_decay, momentum=momentum, damp=1 - dampening)
+        k = cd.kernel(("fused_sgd", t.name, flags), lambda: _sgd_src(t, flags))
         cd.launch(k, (L.round_up(n, 256),), (256,),
-                  (p._storage._data.cl, grads[i]._storage._data.cl, b._storage._data.cl), pack(meta))
+                  (p._storage._data.cl, grads[i]._storage._data.cl, b._storage._data.cl), meta)
         _bump(p)
         if buf is not None:
             _bump(buf)
     return None
 
 
-def _adam_src(t, flags, nv):
+@functools.lru_cache(maxsize=None)
+def _adam_args(t) -> Args:
+    """``n`` elements; the offsets of the parameter, its gradient, the two moments and the
+    running maximum (amsgrad); the hyperparameters in the parameter's type (``step_size`` is
+    lr / bias_correction1, ``bc2`` the square root of bias_correction2)."""
+    A = Args().long("n", "off_p", "off_g", "off_m", "off_v", "off_x")
+    for name in ("lr", "beta1", "beta2", "wd", "eps", "step_size", "bc2"):
+        A.scalar(name, t)
+    return A
+
+
+def _adam_src(t, flags):
     maximize, wd, decoupled, amsgrad = flags
     c = t.ct
-    # meta: [n, off_p, off_g, off_m, off_v, off_x, lr, beta1, beta2, wd, eps, step_size, bc2_sqrt]
-    s = [read_slot(j, t) for j in range(6, 13)]
-    lines = [preamble(t), f"typedef struct {{ long v[{nv}]; }} M;",
+    lines = [preamble(t), _adam_args(t).struct(),
              f"__kernel void adam(__global {c}* p, const __global {c}* gr, __global {c}* ea, __global {c}* eq, "
              f"__global {c}* mx, const M m) {{",
-             "  long i = get_global_id(0); if (i >= m.v[0]) return;",
-             f"  {c} lr = {s[0]}, b1 = {s[1]}, b2 = {s[2]}, wd = {s[3]}, eps = {s[4]}, ss = {s[5]}, bc2 = {s[6]};",
-             "  long ip = m.v[1] + i, ig = m.v[2] + i, im = m.v[3] + i, iv = m.v[4] + i, ix = m.v[5] + i;",
+             "  long i = get_global_id(0); if (i >= m.n) return;",
+             f"  {c} lr = m.lr, b1 = m.beta1, b2 = m.beta2, wd = m.wd, eps = m.eps, ss = m.step_size, bc2 = m.bc2;",
+             "  long ip = m.off_p + i, ig = m.off_g + i, im = m.off_m + i, iv = m.off_v + i, ix = m.off_x + i;",
              f"  {c} g = gr[ig]; {c} pv = p[ip];"]
     if maximize:
         lines.append("  g = -g;")
@@ -129,14 +146,13 @@ def k_fused_adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps, l
         bias_correction2_sqrt = (1 - beta2 ** step) ** 0.5
         flags = (bool(maximize), weight_decay != 0, bool(decoupled_weight_decay), bool(amsgrad))
         x = vmax if vmax is not None else p
-        meta = [n, p._offset, grads[i]._offset, exp_avgs[i]._offset, exp_avg_sqs[i]._offset, x._offset,
-                *(scalar_slot(v, t) for v in (lr, beta1, beta2, weight_decay, eps, lr / bias_correction1,
-                                              bias_correction2_sqrt))]
-        nv = len(meta)
-        k = cd.kernel(("fused_adam", t.name, flags), lambda: _adam_src(t, flags, nv))
+        meta = _adam_args(t).pack(n=n, off_p=p._offset, off_g=grads[i]._offset, off_m=exp_avgs[i]._offset,
+                                  off_v=exp_avg_sqs[i]._offset, off_x=x._offset, lr=lr, beta1=beta1, beta2=beta2,
+                                  wd=weight_decay, eps=eps, step_size=lr / bias_correction1, bc2=bias_correction2_sqrt)
+        k = cd.kernel(("fused_adam", t.name, flags), lambda: _adam_src(t, flags))
         cd.launch(k, (L.round_up(n, 256),), (256,),
                   (p._storage._data.cl, grads[i]._storage._data.cl, exp_avgs[i]._storage._data.cl,
-                   exp_avg_sqs[i]._storage._data.cl, x._storage._data.cl), pack(meta))
+                   exp_avg_sqs[i]._storage._data.cl, x._storage._data.cl), meta)
         _bump(p, exp_avgs[i], exp_avg_sqs[i])
         if vmax is not None:
             _bump(vmax)

@@ -7,17 +7,17 @@ counter as 16 little-endian bytes (plus a magic tag), so it round-trips exactly.
 """
 from __future__ import annotations
 
+import functools
 import os
 import struct
 
 import numpy as np
 
-from ember.backend import dtypes as D
 from ember.backend import Tensor
 
-from ..runtime import pack
 from . import elementwise as ew
 from . import layout as L
+from .args import Args
 from .types import T, preamble
 
 _MAGIC = b"EPX1"
@@ -35,24 +35,30 @@ inline uint4 philox(uint4 c, uint2 k) {
 """
 
 
-def _source(t, dist: str, nv: int):
-    # meta: [n, off, key lo/hi, call lo/hi, a, b] (a, b: low/high or mean/std, as doubles or floats)
+@functools.lru_cache(maxsize=None)
+def _args(ct: str) -> Args:
+    """``n`` values from element ``off``; the Philox ``key`` (the seed) and ``call`` counter; ``a``
+    and ``b``, the low/high bounds or the mean/std, in ``ct`` (float, or double)."""
+    return Args().long("n", "off").ulong("key", "call").scalar("a", ct).scalar("b", ct)
+
+
+def _source(t, dist: str):
     dbl = t.ct == "double"
     per = 2 if dbl else 4
-    lines = [preamble(t), PHILOX, f"typedef struct {{ long v[{nv}]; }} M;",
+    lines = [preamble(t), PHILOX, _args("double" if dbl else "float").struct(),
              f"__kernel void rng({t.ptr()} out, const M m) {{",
-             "  long g = get_global_id(0); long n = m.v[0];",
+             "  long g = get_global_id(0); long n = m.n;",
              f"  if (g * {per} >= n) return;",
-             "  uint4 c = (uint4)((uint)g, (uint)((ulong)g >> 32), (uint)m.v[3], (uint)((ulong)m.v[3] >> 32));",
-             "  uint4 r = philox(c, (uint2)((uint)m.v[2], (uint)((ulong)m.v[2] >> 32)));"]
+             "  uint4 c = (uint4)((uint)g, (uint)((ulong)g >> 32), (uint)m.call, (uint)(m.call >> 32));",
+             "  uint4 r = philox(c, (uint2)((uint)m.key, (uint)(m.key >> 32)));"]
     if dbl:
-        lines.append("  double a = as_double(m.v[4]), b = as_double(m.v[5]);")
+        lines.append("  double a = m.a, b = m.b;")
         lines.append("  double u0 = ((r.x >> 5) * 67108864.0 + (r.y >> 6)) * (1.0 / 9007199254740992.0);")
         lines.append("  double u1 = ((r.z >> 5) * 67108864.0 + (r.w >> 6)) * (1.0 / 9007199254740992.0);")
         us = ["u0", "u1"]
         ct = "double"
     else:
-        lines.append("  float a = as_float((int)m.v[4]), b = as_float((int)m.v[5]);")
+        lines.append("  float a = m.a, b = m.b;")
         lines.append("  float u0 = (r.x >> 8) * (1.0f / 16777216.0f), u1 = (r.y >> 8) * (1.0f / 16777216.0f);")
         lines.append("  float u2 = (r.z >> 8) * (1.0f / 16777216.0f), u3 = (r.w >> 8) * (1.0f / 16777216.0f);")
         us = ["u0", "u1", "u2", "u3"]
@@ -69,7 +75,7 @@ def _source(t, dist: str, nv: int):
             lines.append(f"  {ct} rad{i} = sqrt(-2 * log(1 - {u})), th{i} = {two_pi} * {w};")
             lines.append(f"  {ct} z{i} = a + b * rad{i} * cos(th{i}), z{i + 1} = a + b * rad{i} * sin(th{i});")
             vals += [f"z{i}", f"z{i + 1}"]
-    lines.append(f"  long o = m.v[1] + g * {per};")
+    lines.append(f"  long o = m.off + g * {per};")
     for j, v in enumerate(vals):
         lines.append(f"  if (g * {per} + {j} < n) " + t.store("out", f"o + {j}", f"({t.ct})({v})") + ";")
     lines.append("}")
@@ -112,16 +118,6 @@ class PhiloxGenerator:
         return c
 
 
-def _signed(v: int) -> int:
-    return v - (1 << 64) if v >= (1 << 63) else v
-
-
-def _slot(v: float, t) -> int:
-    if t.ct == "double":
-        return struct.unpack("<q", struct.pack("<d", v))[0]
-    return struct.unpack("<i", struct.pack("<f", v))[0]
-
-
 def _fill(dist: str, t_: Tensor, a: float, b: float, gen: PhiloxGenerator) -> Tensor:
     cd = ew.cl_dev(t_)
     t = T(t_._dtype)
@@ -133,13 +129,13 @@ def _fill(dist: str, t_: Tensor, a: float, b: float, gen: PhiloxGenerator) -> Te
         _fill(dist, tmp, a, b, gen)
         from .memory import k_copy_
         return k_copy_(t_, tmp)
-    ct = t if t.ct == "double" else T(D.float32)
-    meta = [n, t_._offset, _signed(gen._seed), _signed(gen.next_call()), _slot(a, ct), _slot(b, ct)]
-    nv = len(meta)
-    per = 2 if t.ct == "double" else 4
-    k = cd.kernel(("rng", dist, t.name), lambda: _source(t, dist, nv))
+    dbl = t.ct == "double"
+    meta = _args("double" if dbl else "float").pack(n=n, off=t_._offset, key=gen._seed, call=gen.next_call(),
+                                                     a=a, b=b)
+    per = 2 if dbl else 4
+    k = cd.kernel(("rng", dist, t.name), lambda: _source(t, dist))
     items = (n + per - 1) // per
-    cd.launch(k, (L.round_up(items, 64),), (64,), (t_._storage._data.cl,), pack(meta))
+    cd.launch(k, (L.round_up(items, 64),), (64,), (t_._storage._data.cl,), meta)
     return t_
 
 

@@ -10,12 +10,15 @@ division per element); a 1-D reduced space is unrolled over four accumulators.
 """
 from __future__ import annotations
 
+import functools
+import math
+
 from ember.backend import dtypes as D
 from ember.backend import Tensor
 
-from ..runtime import pack
 from . import elementwise as ew
 from . import layout as L
+from .args import Args
 from .types import TYPES, T, max_value, min_value, preamble, vload
 
 I64 = TYPES["int64"]
@@ -58,13 +61,23 @@ def _arg_better(op: str, a, lv, li, rv, ri) -> str:
     return f"({rv} {cmp} {lv} || ({rv} == {lv} && {ri} < {li}))"
 
 
-def _walk(Rr: int, sh_at: int, st_at: int, k0: str, k1: str, body: str, unroll: bool, indent="  ") -> str:
-    """C looping k over [k0, k1) of the reduced space with ``off`` at element k (incremental
-    coordinates), running ``body`` (which reads ``off`` and ``k``)."""
+@functools.lru_cache(maxsize=None)
+def _args(Rk: int, Rr: int) -> Args:
+    """``rows`` outputs of ``k`` reduced elements each, x's offset ``off_x``, ``groups`` work-groups
+    per output; over the kept dims ``kshape``, ``kst_x`` (x's strides) and ``kst_o`` (the
+    output's); over the reduced dims ``rshape`` and ``rst_x``; ``count``, the divisor of mean."""
+    return (Args().long("rows", "k", "off_x", "groups").array("kshape", Rk).array("kst_x", Rk).array("kst_o", Rk)
+            .array("rshape", Rr).array("rst_x", Rr).long("count"))
+
+
+def _walk(Rr: int, k0: str, k1: str, body: str, unroll: bool, indent="  ") -> str:
+    """C looping k over [k0, k1) of the reduced space (``m.rshape``, strides ``m.rst_x``) with
+    ``off`` at element k (incremental coordinates), running ``body`` (which reads ``off`` and
+    ``k``)."""
     ind = indent
     out = []
     if Rr == 1:
-        out.append(f"{ind}long st0_ = m.v[{st_at}];")
+        out.append(f"{ind}long st0_ = m.rst_x[0];")
         out.append(f"{ind}off += {k0} * st0_;")
         if unroll:
             out.append(f"{ind}long k = {k0};")
@@ -80,17 +93,17 @@ def _walk(Rr: int, sh_at: int, st_at: int, k0: str, k1: str, body: str, unroll: 
     # coordinates of k0
     out.append(f"{ind}long c_[{Rr}]; {{ long r_ = {k0};")
     for d in range(Rr - 1, 0, -1):
-        out.append(f"{ind}  c_[{d}] = r_ % m.v[{sh_at + d}]; r_ /= m.v[{sh_at + d}];")
+        out.append(f"{ind}  c_[{d}] = r_ % m.rshape[{d}]; r_ /= m.rshape[{d}];")
     out.append(f"{ind}  c_[0] = r_; }}")
     for d in range(Rr):
-        out.append(f"{ind}off += c_[{d}] * m.v[{st_at + d}];")
+        out.append(f"{ind}off += c_[{d}] * m.rst_x[{d}];")
     out.append(f"{ind}for (long k = {k0}; k < {k1}; ++k) {{")
     out.append(f"{ind}  {body}")
     # advance innermost, carrying outwards
     carry = []
     for d in range(Rr - 1, -1, -1):
-        carry.append(f"off += m.v[{st_at + d}]; if (++c_[{d}] < m.v[{sh_at + d}]) continue; "
-                     f"c_[{d}] = 0; off -= m.v[{sh_at + d}] * m.v[{st_at + d}];")
+        carry.append(f"off += m.rst_x[{d}]; if (++c_[{d}] < m.rshape[{d}]) continue; "
+                     f"c_[{d}] = 0; off -= m.rshape[{d}] * m.rst_x[{d}];")
     out.append(f"{ind}  " + " ".join(carry))
     out.append(f"{ind}}}")
     return "\n".join(out)
@@ -138,13 +151,10 @@ def _vector_fold(op: str, it, at, ident: str) -> str:
     return "\n".join(out)
 
 
-def _source(op, it, ot, at, Rk, Rr, mode, Lsz, G, nv, partial_in, final_out, contig=False):
-    """One reduction kernel. Meta: [M, K, off_x, G, kept shape[Rk], kept st_x[Rk], kept st_o[Rk],
-    red shape[Rr], red st_x[Rr]]."""
+def _source(op, it, ot, at, Rk, Rr, mode, Lsz, G, partial_in, final_out, contig=False):
+    """One reduction kernel (arguments: :func:`_args`)."""
     is_arg = op in ("argmax", "argmin")
-    kept_sh, kept_x, kept_o = 4, 4 + Rk, 4 + 2 * Rk
-    red_sh, red_x = 4 + 3 * Rk, 4 + 3 * Rk + Rr
-    lines = [preamble(it, ot, at), f"typedef struct {{ long v[{nv}]; }} M;"]
+    lines = [preamble(it, ot, at), _args(Rk, Rr).struct()]
     params = [f"{ot.ptr() if final_out else at.ptr()} out", f"const {it.ptr()} x"]
     if is_arg:
         params.insert(1, "__global long* outi")
@@ -153,19 +163,19 @@ def _source(op, it, ot, at, Rk, Rr, mode, Lsz, G, nv, partial_in, final_out, con
     params.append("const M m")
     lines.append(f"__kernel void red({', '.join(params)}) {{")
     if mode == "serial":
-        lines.append("  long row = get_global_id(0); if (row >= m.v[0]) return;")
+        lines.append("  long row = get_global_id(0); if (row >= m.rows) return;")
         lines.append("  long mo = row;")
     else:
         lines.append("  long lid = get_local_id(0); long row = get_global_id(1);")
-        lines.append("  long mo = row / m.v[3]; long g = row % m.v[3];")
+        lines.append("  long mo = row / m.groups; long g = row % m.groups;")
     # base offsets of this output
-    lines.append("  long off = m.v[2]; long oo = 0;")
-    lines.append(L.offsets_code(Rk, ["off", "oo"], kept_sh, [kept_x, kept_o], "mo"))
+    lines.append("  long off = m.off_x; long oo = 0;")
+    lines.append(L.offsets_code(Rk, ["off", "oo"], "m.kshape", ["m.kst_x", "m.kst_o"], "mo"))
     if mode == "serial":
-        lines.append("  long k0 = 0, k1 = m.v[1];")
+        lines.append("  long k0 = 0, k1 = m.k;")
     else:
-        lines.append("  long ch = (m.v[1] + m.v[3] - 1) / m.v[3];")
-        lines.append("  long lo = g * ch; long hi = min(m.v[1], lo + ch);")
+        lines.append("  long ch = (m.k + m.groups - 1) / m.groups;")
+        lines.append("  long lo = g * ch; long hi = min(m.k, lo + ch);")
         lines.append(f"  long sub = (hi - lo + {Lsz - 1}) / {Lsz};")
         lines.append("  long k0 = min(hi, lo + lid * sub), k1 = min(hi, k0 + sub);")
     ld = it.load("x", "off")
@@ -178,7 +188,7 @@ def _source(op, it, ot, at, Rk, Rr, mode, Lsz, G, nv, partial_in, final_out, con
             cmp = ">" if op == "argmax" else "<"
             cond = f"(v {cmp} av || (isnan(v) && !isnan(av)))" if at.is_float else f"(v {cmp} av)"
             body = f"{{ {at.ct} v = {ld}; if (ai < 0 || {cond}) {{ av = v; ai = k; }} }}"
-        lines.append(_walk(Rr, red_sh, red_x, "k0", "k1", body, False))
+        lines.append(_walk(Rr, "k0", "k1", body, False))
     else:
         ident, fold, comb = _ops(op, at, it)
         unroll = Rr == 1
@@ -188,7 +198,7 @@ def _source(op, it, ot, at, Rk, Rr, mode, Lsz, G, nv, partial_in, final_out, con
         lines.append(f"  {at.ct} acc = {ident}; int bad = 0;")
         if contig:  # unit stride: vector loads, two vector accumulators, then the scalar tail
             lines.append(_vector_fold(op, it, at, ident))
-        lines.append(_walk(Rr, red_sh, red_x, "k0", "k1", body, unroll))
+        lines.append(_walk(Rr, "k0", "k1", body, unroll))
         if unroll:
             for j in range(4):
                 lines.append(f"  {{ {at.ct} x = acc, y = acc{j}; {comb} acc = x; }}")
@@ -224,7 +234,7 @@ def _source(op, it, ot, at, Rk, Rr, mode, Lsz, G, nv, partial_in, final_out, con
         else:
             lines.append(f"  out[{dst}] = av; outi[{dst}] = ai;")
     else:
-        val = f"acc / ({at.ct})m.v[{nv - 1}]" if op == "mean" else "acc"
+        val = f"acc / ({at.ct})m.count" if op == "mean" else "acc"
         if final_out:
             lines.append("  " + ot.store("out", dst, f"({ot.ct})({val})") + ";")
         else:
@@ -252,8 +262,8 @@ def reduce(op: str, x: Tensor, dims: tuple, keepdim: bool, out_dtype=None, *, me
     ot = I64 if is_arg else T(out_dtype or x._dtype)
     at = it if is_arg else _acc_type(op, it)
     kshape, ksh, kx, ko, rsh, rx = _geometry(x, dims)
-    M = L.numel(kshape)
-    K = L.numel(rsh)
+    M = math.prod(kshape)
+    K = math.prod(rsh)
     oshape = tuple(1 if d in dims else s for d, s in enumerate(x._shape)) if keepdim else kshape
     out = ew.new_tensor(cd, oshape, ot.dtype, x._device)
     outi = None
@@ -279,13 +289,13 @@ def reduce(op: str, x: Tensor, dims: tuple, keepdim: bool, out_dtype=None, *, me
     if is_arg:
         outi = out
         vals = None
-    meta = [M, K, x._offset, G, *ksh, *kx, *ko, *rsh, *rx, K]  # the last slot: the count, for mean
-    nv = len(meta)
+    meta = _args(Rk, Rr).pack(rows=M, k=K, off_x=x._offset, groups=G, kshape=ksh, kst_x=kx, kst_o=ko, rshape=rsh,
+                              rst_x=rx, count=K)
     final = G == 1
     contig = (Rr == 1 and rx[0] == 1 and not is_arg and not it.f16 and not it.bf16 and not it.is_bool
               and (mode == "tree" or K >= 64))
     key = ("red", op, it.name, ot.name, Rk, Rr, mode, Lsz, G > 1, contig)
-    k = cd.kernel(key, lambda: _source(op, it, ot, at, Rk, Rr, mode, Lsz, G, nv, False, final, contig))
+    k = cd.kernel(key, lambda: _source(op, it, ot, at, Rk, Rr, mode, Lsz, G, False, final, contig))
     if final:
         target = out
     else:
@@ -301,21 +311,21 @@ def reduce(op: str, x: Tensor, dims: tuple, keepdim: bool, out_dtype=None, *, me
     bufs.append(x._storage._data.cl)
     if mode == "serial":
         l0 = 64
-        cd.launch(k, (L.round_up(M, l0),), (l0,), tuple(bufs), pack(meta))
+        cd.launch(k, (L.round_up(M, l0),), (l0,), tuple(bufs), meta)
     else:
-        cd.launch(k, (Lsz, M * G), (Lsz, 1), tuple(bufs), pack(meta))
+        cd.launch(k, (Lsz, M * G), (Lsz, 1), tuple(bufs), meta)
     if final:
         return out
     # second pass: fold the G partials of each output (contiguous rows of G)
-    meta2 = [M, G, 0, 1, M, G, 1, G, 1, K]
-    nv2 = len(meta2)
+    meta2 = _args(1, 1).pack(rows=M, k=G, off_x=0, groups=1, kshape=(M,), kst_x=(G,), kst_o=(1,), rshape=(G,),
+                             rst_x=(1,), count=K)
     key2 = ("red2", op, at.name, ot.name)
-    k2 = cd.kernel(key2, lambda: _source(op, at, ot, at, 1, 1, "serial", 1, 1, nv2, is_arg, True))
+    k2 = cd.kernel(key2, lambda: _source(op, at, ot, at, 1, 1, "serial", 1, 1, is_arg, True))
     if is_arg:
         bufs2 = (out._storage._data.cl, out._storage._data.cl, vals._storage._data.cl, outi._storage._data.cl)
     else:
         bufs2 = (out._storage._data.cl, target._storage._data.cl)
-    cd.launch(k2, (L.round_up(M, 64),), (64,), bufs2, pack(meta2))
+    cd.launch(k2, (L.round_up(M, 64),), (64,), bufs2, meta2)
     return out
 
 

@@ -8,27 +8,23 @@ from __future__ import annotations
 
 from ember.backend import Tensor
 
-from ..runtime import pack
 from . import elementwise as ew
 from . import layout as L
 from .reduce import _acc_type
 from .types import T, preamble
 
 
-def _source(op, it, ot, at, Rk, mode, Lsz, nv):
-    # meta: [M, K, off_x, sx, so, kept shape[Rk], kept st_x[Rk], kept st_o[Rk]]
-    ksh, kx, ko = 5, 5 + Rk, 5 + 2 * Rk
+def _source(op, it, ot, at, Rk, mode, Lsz):
     ident = f"(({at.ct})0)" if op == "cumsum" else f"(({at.ct})1)"
     comb = "+" if op == "cumsum" else "*"
-    lines = [preamble(it, ot, at), f"typedef struct {{ long v[{nv}]; }} M;",
+    lines = [preamble(it, ot, at), L.rows_args(Rk).struct(),
              f"__kernel void scan({ot.ptr()} out, const {it.ptr()} x, const M m) {{"]
     if mode == "serial":
-        lines.append("  long row = get_global_id(0); if (row >= m.v[0]) return;")
+        lines.append("  long row = get_global_id(0); if (row >= m.rows) return;")
     else:
         lines.append("  long lid = get_local_id(0); long row = get_global_id(1);")
-    lines.append("  long off = m.v[2], oo = 0;")
-    lines.append(L.offsets_code(Rk, ["off", "oo"], ksh, [kx, ko], "row"))
-    lines.append("  long sx = m.v[3], so = m.v[4], K = m.v[1];")
+    lines.append(L.row_start(Rk))
+    lines.append("  long sx = m.sx, so = m.so, K = m.k;")
     if mode == "serial":
         lines.append(f"  {at.ct} acc = {ident};")
         lines.append("  for (long k = 0; k < K; ++k) {")
@@ -66,25 +62,21 @@ def scan(op: str, x: Tensor, d: int, out_dtype=None) -> Tensor:
     if not x._shape:
         from .memory import k_copy_
         return k_copy_(out, x)
-    ocst = out._stride
-    kept = [i for i in range(len(x._shape)) if i != d]
-    kshape = tuple(x._shape[i] for i in kept)
-    ksh, (kx, ko) = L.collapse(kshape, [tuple(x._stride[i] for i in kept), tuple(ocst[i] for i in kept)])
-    M, K = L.numel(kshape), x._shape[d]
+    M, K, ksh, kx, ko = L.along(x, out, d)
     Rk = len(ksh)
     if M >= 64 or K <= 256:
         mode, Lsz = "serial", 1
     else:
         mode, Lsz = "block", (16 if cd.is_cpu else 128)
-    meta = [M, K, x._offset, x._stride[d], ocst[d], *ksh, *kx, *ko]
-    nv = len(meta)
+    meta = L.rows_args(Rk).pack(rows=M, k=K, off_x=x._offset, sx=x._stride[d], so=out._stride[d], shape=ksh, st_x=kx,
+                          st_o=ko)
     key = ("scan", op, it.name, ot.name, Rk, mode, Lsz)
-    k = cd.kernel(key, lambda: _source(op, it, ot, at, Rk, mode, Lsz, nv))
+    k = cd.kernel(key, lambda: _source(op, it, ot, at, Rk, mode, Lsz))
     bufs = (out._storage._data.cl, x._storage._data.cl)
     if mode == "serial":
-        cd.launch(k, (L.round_up(M, 64),), (64,), bufs, pack(meta))
+        cd.launch(k, (L.round_up(M, 64),), (64,), bufs, meta)
     else:
-        cd.launch(k, (Lsz, M), (Lsz, 1), bufs, pack(meta))
+        cd.launch(k, (Lsz, M), (Lsz, 1), bufs, meta)
     return out
 
 

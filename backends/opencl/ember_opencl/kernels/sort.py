@@ -11,7 +11,6 @@ from __future__ import annotations
 from ember.backend import dtypes as D
 from ember.backend import Tensor
 
-from ..runtime import pack
 from . import elementwise as ew
 from . import layout as L
 from .types import T, TYPES, preamble
@@ -28,22 +27,20 @@ def _before(t, desc: bool) -> str:
     return "((a) > (b))" if desc else "((a) < (b))"
 
 
-def _source(it, kt, Rk, desc, nv):
-    # meta: [M, K, off_x, sx, so, w, kept shape[Rk], kept st_x[Rk], kept st_o[Rk]]
-    ksh, kx, ko = 6, 6 + Rk, 6 + 2 * Rk
+def _source(it, kt, Rk, desc):
+    # arguments: layout.rows_args with ``w``, the width of the runs being merged
     kc = kt.ct
-    L_ = [preamble(it, kt), f"typedef struct {{ long v[{nv}]; }} M;",
+    L_ = [preamble(it, kt), L.rows_args(Rk, "w").struct(),
           f"#define BEFORE(a, b) {_before(kt, desc)}"]
     # gather rows + sort runs of RUN by insertion
     L_.append(f"__kernel void init(__global {kc}* key, __global long* ix, const {it.ptr()} x, const M m) {{")
-    L_.append("  long M_ = m.v[0], K = m.v[1];")
+    L_.append("  long M_ = m.rows, K = m.k;")
     L_.append(f"  long runs = (K + {RUN - 1}) / {RUN}; long g = get_global_id(0); if (g >= M_ * runs) return;")
     L_.append(f"  long row = g / runs; long lo = (g % runs) * {RUN}; long hi = min(K, lo + {RUN});")
-    L_.append("  long off = m.v[2], oo = 0;")
-    L_.append(L.offsets_code(Rk, ["off", "oo"], ksh, [kx, ko], "row"))
+    L_.append(L.row_start(Rk))
     L_.append("  long base = row * K;")
     L_.append("  for (long k = lo; k < hi; ++k) {")
-    L_.append(f"    {kc} a = ({kc})({it.load('x', 'off + k * m.v[3]')}); long j = k;")
+    L_.append(f"    {kc} a = ({kc})({it.load('x', 'off + k * m.sx')}); long j = k;")
     L_.append("    while (j > lo) { " + kc + " b = key[base + j - 1]; if (!BEFORE(a, b)) break;"
               " key[base + j] = b; ix[base + j] = ix[base + j - 1]; --j; }")
     L_.append("    key[base + j] = a; ix[base + j] = k;")
@@ -52,7 +49,7 @@ def _source(it, kt, Rk, desc, nv):
     # one merge of two sorted runs of width w
     L_.append(f"__kernel void merge(__global {kc}* dk, __global long* di, const __global {kc}* sk, "
               "const __global long* si, const M m) {")
-    L_.append("  long M_ = m.v[0], K = m.v[1], w = m.v[5];")
+    L_.append("  long M_ = m.rows, K = m.k, w = m.w;")
     L_.append("  long pairs = (K + 2 * w - 1) / (2 * w); long g = get_global_id(0); if (g >= M_ * pairs) return;")
     L_.append("  long row = g / pairs; long lo = (g % pairs) * 2 * w;")
     L_.append("  long mid = min(K, lo + w), hi = min(K, lo + 2 * w); long base = row * K;")
@@ -69,11 +66,11 @@ def _source(it, kt, Rk, desc, nv):
     # write back in the input's dim order
     L_.append(f"__kernel void back({it.ptr()} ov, __global long* oi, const __global {kc}* key, "
               "const __global long* ix, const M m) {")
-    L_.append("  long M_ = m.v[0], K = m.v[1]; long g = get_global_id(0); if (g >= M_ * K) return;")
-    L_.append("  long row = g / K, k = g % K; long off = 0, oo = 0;")
-    L_.append(L.offsets_code(Rk, ["off", "oo"], ksh, [kx, ko], "row"))
-    L_.append("  " + it.store("ov", "oo + k * m.v[4]", "key[g]") + ";")
-    L_.append("  oi[oo + k * m.v[4]] = ix[g];")
+    L_.append("  long M_ = m.rows, K = m.k; long g = get_global_id(0); if (g >= M_ * K) return;")
+    L_.append("  long row = g / K, k = g % K;")
+    L_.append(L.row_start(Rk, x="0"))
+    L_.append("  " + it.store("ov", "oo + k * m.so", "key[g]") + ";")
+    L_.append("  oi[oo + k * m.so] = ix[g];")
     L_.append("}")
     return "\n".join(L_) + "\n"
 
@@ -93,21 +90,20 @@ def k_sort(x: Tensor, d: int, descending: bool, stable: bool):
         k_copy_(vals, x)
         k_fill_(idx, 0)
         return vals, idx
-    ost = vals._stride
-    kept = [i for i in range(len(x._shape)) if i != d]
-    kshape = tuple(x._shape[i] for i in kept)
-    ksh, (kx, ko) = L.collapse(kshape, [tuple(x._stride[i] for i in kept), tuple(ost[i] for i in kept)])
-    M, K = L.numel(kshape), x._shape[d]
+    M, K, ksh, kx, ko = L.along(x, vals, d)
     Rk = len(ksh)
-    meta = [M, K, x._offset, x._stride[d], ost[d], 0, *ksh, *kx, *ko]
-    nv = len(meta)
+    pack = L.rows_args(Rk, "w").pack
+
+    def meta(w: int) -> bytes:
+        return pack(rows=M, k=K, off_x=x._offset, sx=x._stride[d], so=vals._stride[d], w=w, shape=ksh, st_x=kx,
+                    st_o=ko)
     key = ("sort", it.name, Rk, bool(descending))
     src = None
 
     def make(name):
         nonlocal src
         if src is None:
-            src = _source(it, kt, Rk, bool(descending), nv)
+            src = _source(it, kt, Rk, bool(descending))
         return src, name
     kin = cd.kernel(key + ("init",), lambda: make("init"))
     kmg = cd.kernel(key + ("merge",), lambda: make("merge"))
@@ -116,20 +112,19 @@ def k_sort(x: Tensor, d: int, descending: bool, stable: bool):
     ixs = [ew.new_tensor(cd, (M * K,), D.int64, dev), ew.new_tensor(cd, (M * K,), D.int64, dev)]
     runs = (K + RUN - 1) // RUN
     cd.launch(kin, (L.round_up(M * runs, 64),), (64,),
-              (keys[0]._storage._data.cl, ixs[0]._storage._data.cl, x._storage._data.cl), pack(meta))
+              (keys[0]._storage._data.cl, ixs[0]._storage._data.cl, x._storage._data.cl), meta(0))
     cur = 0
     w = RUN
     while w < K:
-        meta[5] = w
         pairs = (K + 2 * w - 1) // (2 * w)
         cd.launch(kmg, (L.round_up(M * pairs, 64),), (64,),
                   (keys[1 - cur]._storage._data.cl, ixs[1 - cur]._storage._data.cl,
-                   keys[cur]._storage._data.cl, ixs[cur]._storage._data.cl), pack(meta))
+                   keys[cur]._storage._data.cl, ixs[cur]._storage._data.cl), meta(w))
         cur = 1 - cur
         w *= 2
     cd.launch(kbk, (L.round_up(M * K, 256),), (256,),
               (vals._storage._data.cl, idx._storage._data.cl, keys[cur]._storage._data.cl, ixs[cur]._storage._data.cl),
-              pack(meta))
+              meta(w))
     return vals, idx
 
 

@@ -7,6 +7,8 @@ float, rounded to nearest even). bool is a byte holding 0 or 1.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ember.backend import dtypes as D
 
 
@@ -138,57 +140,23 @@ def preamble(*types: CT, fp64: bool = False, atomics64: bool = False) -> str:
     return "\n".join(out) + "\n"
 
 
-def literal(value, t: CT) -> str:
-    """A C literal of python number ``value`` in ``t``'s compute type (used rarely: scalars are
-    normally passed in the launch's meta struct)."""
+def _limit(t: CT, lowest: bool) -> str:
     if t.is_float:
-        v = float(value)
-        if v != v:
-            return "NAN"
-        if v in (float("inf"), float("-inf")):
-            return "INFINITY" if v > 0 else "(-INFINITY)"
-        return repr(v) + ("f" if t.ct == "float" else "")
+        return "(-INFINITY)" if lowest else "INFINITY"
     if t.is_bool:
-        return "1" if value else "0"
-    return f"(({t.ct}){int(value)}L)"
+        return "0" if lowest else "1"
+    info = np.iinfo(t.dtype.np)
+    v = info.min if lowest else info.max
+    if v in (-(1 << 63), (1 << 63) - 1):
+        return "LONG_MIN" if lowest else "LONG_MAX"
+    return f"(({t.ct})({v}L))"
 
 
 def min_value(t: CT) -> str:
     """The smallest value of the compute type (-inf for floats): the identity of max."""
-    if t.is_float:
-        return "(-INFINITY)"
-    if t.is_bool:
-        return "0"
-    import numpy as np
-    info = np.iinfo(t.dtype.np)
-    return f"(({t.ct})({info.min}L))" if info.min != -(1 << 63) else "LONG_MIN"
+    return _limit(t, True)
 
 
 def max_value(t: CT) -> str:
-    if t.is_float:
-        return "INFINITY"
-    if t.is_bool:
-        return "1"
-    import numpy as np
-    info = np.iinfo(t.dtype.np)
-    return f"(({t.ct})({info.max}L))" if info.max != (1 << 63) - 1 else "LONG_MAX"
-
-
-def scalar_slot(value, t: CT) -> int:
-    """A python scalar as one 8-byte meta slot, read back in the kernel by :func:`read_slot`."""
-    import struct
-    if t.is_float:
-        if t.ct == "double":
-            return struct.unpack("<q", struct.pack("<d", float(value)))[0]
-        return struct.unpack("<i", struct.pack("<f", float(value)))[0]
-    if t.is_bool:
-        return 1 if value else 0
-    v = int(value)
-    return v - (1 << 64) if v >= (1 << 63) else v
-
-
-def read_slot(j: int, t: CT) -> str:
-    """The kernel expression reading meta slot ``j`` as ``t``'s compute type."""
-    if t.is_float:
-        return f"as_double(m.v[{j}])" if t.ct == "double" else f"as_float((int)m.v[{j}])"
-    return f"(({t.ct})m.v[{j}])"
+    """The largest value of the compute type (inf for floats): the identity of min."""
+    return _limit(t, False)
