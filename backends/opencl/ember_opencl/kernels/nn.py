@@ -8,9 +8,11 @@ double backward are unchanged: the backward formulas call these ops again.
 from __future__ import annotations
 
 import functools
+import math
 
 from ember.backend import dtypes as D
 from ember.backend import Tensor
+from ember.backend.shapes import conv_out, pool_out
 
 from . import elementwise as ew
 from . import layout as L
@@ -19,13 +21,6 @@ from .matmul import matmul
 from .types import T, TYPES, preamble
 
 F32 = TYPES["float32"]
-
-
-def _prod(xs) -> int:
-    n = 1
-    for x in xs:
-        n *= x
-    return n
 
 
 def _acc(t):
@@ -38,10 +33,6 @@ def _launch1(cd, k, n, bufs, meta, l0=256):
 
 
 # -- im2col / col2im ------------------------------------------------------------------------------
-
-def _conv_out(size, k, s, p, d):
-    return (size + 2 * p - d * (k - 1) - 1) // s + 1
-
 
 def window_fields(A: Args, nsp: int) -> Args:
     """Add the geometry of a sliding window over ``nsp`` spatial dims: the input's sizes
@@ -94,8 +85,8 @@ def im2col(x, kernel, dilation, padding, stride):
     N, C = x._shape[:2]
     sp = x._shape[2:]
     nsp = len(kernel)
-    out_sp = tuple(_conv_out(sp[i], kernel[i], stride[i], padding[i], dilation[i]) for i in range(nsp))
-    K, Lc = _prod(kernel), _prod(out_sp)
+    out_sp = tuple(conv_out(sp[i], kernel[i], stride[i], padding[i], dilation[i]) for i in range(nsp))
+    K, Lc = math.prod(kernel), math.prod(out_sp)
     out = ew.new_tensor(cd, (N, C * K, Lc), x._dtype, x._device)
     if out.numel() == 0:
         return out
@@ -161,13 +152,13 @@ def col2im(cols, out_sp, kernel, dilation, padding, stride):
     t = T(cols._dtype)
     nsp = len(kernel)
     N = cols._shape[0]
-    K = _prod(kernel)
+    K = math.prod(kernel)
     C = cols._shape[1] // K
-    l_sp = tuple(_conv_out(out_sp[i], kernel[i], stride[i], padding[i], dilation[i]) for i in range(nsp))
+    l_sp = tuple(conv_out(out_sp[i], kernel[i], stride[i], padding[i], dilation[i]) for i in range(nsp))
     out = ew.new_tensor(cd, (N, C) + tuple(out_sp), cols._dtype, cols._device)
     if out.numel() == 0:
         return out
-    P = _prod(out_sp[:-1])
+    P = math.prod(out_sp[:-1])
     rows = N * C * P
     sn, sck, sl = cols._stride
     meta = _col2im_args(nsp).pack(rows=rows, c=C, kvol=K, outer=P, off_c=cols._offset, sn=sn, sck=sck, sl=sl,
@@ -195,7 +186,7 @@ def k_convolution(x, w, b, stride, padding, dilation, groups):
     Cout = w._shape[0]
     kernel = w._shape[2:]
     nsp = len(kernel)
-    out_sp = tuple(_conv_out(x._shape[2 + i], kernel[i], stride[i], padding[i], dilation[i]) for i in range(nsp))
+    out_sp = tuple(conv_out(x._shape[2 + i], kernel[i], stride[i], padding[i], dilation[i]) for i in range(nsp))
     cols = im2col(x, kernel, dilation, padding, stride)  # (N, Cin*K, L)
     G = groups
     CK, Lc = cols._shape[1] // G, cols._shape[2]
@@ -220,11 +211,11 @@ def k_conv_transpose(x, w, b, stride, padding, output_padding, dilation, groups)
     from .memory import clone
     xc = x if x.is_contiguous() else clone(x)
     wc = w if w.is_contiguous() else clone(w)
-    xg = ew.view(xc, (N, G, Cin // G, _prod(in_sp)))
+    xg = ew.view(xc, (N, G, Cin // G, math.prod(in_sp)))
     CoK = wc.numel() // Cin
     wg = ew.view(wc, (G, CoK, Cin // G), (Cin // G * CoK, 1, CoK))  # w.reshape(G, Cin/G, -1).transpose(1, 2)
     cols = matmul(wg, xg)  # (N, G, Cout/G*K, HW)
-    cols = ew.view(cols, (N, Cout * _prod(kernel), _prod(in_sp)))
+    cols = ew.view(cols, (N, Cout * math.prod(kernel), math.prod(in_sp)))
     out = col2im(cols, out_sp, kernel, dilation, padding, stride)
     return _add_bias(out, b, nsp)
 
@@ -255,14 +246,6 @@ def k_col2im(cols, out_sp, kernel, dilation, padding, stride):
 
 
 # -- max pooling ---------------------------------------------------------------------------------
-
-def _pool_out(size, k, s, p, d, ceil_mode):
-    span = size + 2 * p - d * (k - 1) - 1
-    out = (span + (s - 1 if ceil_mode else 0)) // s + 1
-    if ceil_mode and (out - 1) * s >= size + p:
-        out -= 1
-    return out
-
 
 @functools.lru_cache(maxsize=None)
 def _maxpool_args(nsp: int) -> Args:
@@ -309,13 +292,13 @@ def k_max_pool(x, kernel, stride, padding, dilation, ceil_mode):
     nsp = len(kernel)
     N, C = x._shape[:2]
     in_sp = x._shape[2:]
-    out_sp = tuple(_pool_out(in_sp[i], kernel[i], stride[i], padding[i], dilation[i], ceil_mode) for i in range(nsp))
+    out_sp = tuple(pool_out(in_sp[i], kernel[i], stride[i], padding[i], dilation[i], ceil_mode) for i in range(nsp))
     shape = (N, C) + out_sp
     vals = ew.new_tensor(cd, shape, x._dtype, x._device)
     idx = ew.new_tensor(cd, shape, D.int64, x._device)
     if vals.numel() == 0:
         return vals, idx
-    rows = N * C * _prod(out_sp[:-1])
+    rows = N * C * math.prod(out_sp[:-1])
     meta = _maxpool_args(nsp).pack(rows=rows, c=C, off_x=x._offset, sn=x._stride[0], sc=x._stride[1], in_sp=in_sp,
                                    ksize=kernel, dilation=dilation, padding=padding, stride=stride, out_sp=out_sp,
                                    st_sp=x._stride[2:])
@@ -329,7 +312,7 @@ def k_max_pool_backward(g, idx, in_shape):
     from .memory import clone, k_fill_
     cd = ew.cl_dev(g)
     N, C = in_shape[:2]
-    z = ew.new_tensor(cd, (N, C, _prod(in_shape[2:])), g._dtype, g._device)
+    z = ew.new_tensor(cd, (N, C, math.prod(in_shape[2:])), g._dtype, g._device)
     k_fill_(z, 0)
     gc = g if g.is_contiguous() else clone(g)
     ic = idx if idx.is_contiguous() else clone(idx)
@@ -438,7 +421,7 @@ def _bn_src(t, at, Lsz):
 
 def _bn_geom(x):
     N, C = x._shape[:2]
-    S = _prod(x._shape[2:])
+    S = math.prod(x._shape[2:])
     sp = x._shape[2:]
     # the spatial dims must collapse to one stride for the (N, C, S) view
     sh, (st,) = L.collapse(sp, [x._stride[2:]]) if sp else ((1,), [(1,)])
