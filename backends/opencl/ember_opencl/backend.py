@@ -10,14 +10,12 @@ from __future__ import annotations
 import numpy as np
 
 from ember.backend import dtypes as D
-from ember.backend import UntypedStorage
-from ember.backend import make_tensor as _make
-from ember.backend import Backend
+from ember.backend import Backend, UntypedStorage, make_tensor
 
 from . import runtime
 from .kernels import KERNELS, OUT_KERNELS
-from .kernels.elementwise import cl_dev, cstrides, new_tensor
-from .kernels.memory import contiguous_copy
+from .kernels.elementwise import cstrides, new_tensor
+from .kernels.memory import to_host
 from .kernels.random import PhiloxGenerator
 
 # always available: 16-bit floats are stored as 16-bit words and computed in float
@@ -29,8 +27,6 @@ class OpenCLBackend(Backend):
 
     KERNELS = KERNELS
     out_kernels = OUT_KERNELS
-    tolerances = {"float16": (1e-2, 1e-2), "bfloat16": (4e-2, 4e-2), "float32": (1e-4, 1e-5),
-                  "float64": (1e-7, 1e-9)}
 
     def __init__(self) -> None:
         super().__init__()
@@ -40,7 +36,6 @@ class OpenCLBackend(Backend):
             fp64 = any("cl_khr_fp64" in d.extensions.split() or getattr(d, "double_fp_config", 0)
                        for _, d in runtime.devices())
         self.dtypes = _BASE | {"float64"} if fp64 else _BASE
-        self._devs: dict = {}
 
     # -- devices --------------------------------------------------------------------------------
     def availability(self) -> tuple:
@@ -71,11 +66,9 @@ class OpenCLBackend(Backend):
         return f"{d.name.strip()} ({p.name.strip()})"
 
     def cl(self, device) -> runtime.CLDevice:
-        """The runtime device of a canonical ember device."""
-        cd = self._devs.get(device._index)
-        if cd is None:
-            cd = self._devs[device._index] = runtime.open_device(device._index)
-        return cd
+        """The runtime device of an ember opencl device (``opencl`` alone: the current one)."""
+        i = device.index
+        return runtime.open_device(self.current_device() if i is None else i)
 
     def _check_device_dtype(self, dtype, cd, op: str) -> None:
         if dtype is D.float64 and not cd.fp64:
@@ -96,24 +89,15 @@ class OpenCLBackend(Backend):
             self._check_device_dtype(dt, cd, "from_numpy")
         host = array if array.flags.c_contiguous else np.array(array, order="C")
         shape = tuple(host.shape)
-        return _make(UntypedStorage(cd.from_host(host), host.nbytes, device), shape, cstrides(shape), 0, dt, device)
+        return make_tensor(UntypedStorage(cd.from_host(host), host.nbytes, device), shape, cstrides(shape), 0, dt,
+                           device)
 
     def to_numpy(self, tensor) -> np.ndarray:
-        t = tensor
-        if not t.is_contiguous():
-            t = contiguous_copy(t)
-        out = np.empty(t._shape, dtype=t._dtype.np)
-        if out.size:
-            buf = t._storage._data
-            buf.dev.copyout(out, buf, t._offset * t._dtype.itemsize)
-        return out
+        return to_host(tensor)
 
     def synchronize(self, device=None) -> None:
-        if device is None:
-            for cd in list(self._devs.values()):
-                cd.synchronize()
-        else:
-            self.cl(device).synchronize()
+        for cd in runtime.opened() if device is None else [self.cl(device)]:
+            cd.synchronize()
 
     def data_ptr(self, storage) -> int:
         return storage._data.cl.int_ptr
@@ -121,13 +105,15 @@ class OpenCLBackend(Backend):
     def create_generator(self, device):
         return PhiloxGenerator(device)
 
+    # -- optional capabilities (ember.backend.Backend declares them) --------------------------------
     def memory_stats(self, device) -> dict:
+        """PyTorch-style counters of the device's pooled allocator."""
         return self.cl(device).memory_stats()
 
     def empty_cache(self, device=None) -> None:
         """Give the pooled free buffers back to the driver."""
-        for cd in ([self.cl(device)] if device is not None else list(self._devs.values())):
+        for cd in runtime.opened() if device is None else [self.cl(device)]:
             cd.pool.clear()
 
 
-__all__ = ["OpenCLBackend", "cl_dev"]
+__all__ = ["OpenCLBackend"]

@@ -37,6 +37,8 @@ float64 (``device_of(t).fp64``; the backend refuses float64 tensors there).
 """
 from __future__ import annotations
 
+import ember
+
 from .kernels.args import Args, meta_struct, read_slot, scalar_slot
 from .kernels.args import pack_slots as pack
 from .kernels.elementwise import cl_dev as _cl_dev
@@ -70,11 +72,8 @@ def ctype(dtype) -> CT:
 
 
 def empty(shape, dtype, device):
-    """A new contiguous, uninitialised opencl tensor (``device`` is an ember device)."""
-    from ember import _devices
-    from .kernels.elementwise import new_tensor
-    dev = _devices.canonical(device)
-    return new_tensor(dev._backend.cl(dev), tuple(shape), dtype, dev)
+    """A new contiguous, uninitialised opencl tensor (``device``: an ember device or its name)."""
+    return ember.empty(tuple(shape), dtype=dtype, device=device)
 
 
 def launch(device: CLDevice, kernel, global_size: tuple, local_size, operands, meta) -> None:

@@ -464,6 +464,11 @@ _set_args = _set_args_fast if (cl is not None and hasattr(_cl.Kernel, "_set_arg_
 _opened: dict = {}
 
 
+def opened() -> list:
+    """The devices opened so far in this process."""
+    return list(_opened.values())
+
+
 def open_device(index: int) -> CLDevice:
     """The :class:`CLDevice` for ``opencl:index`` (opened once)."""
     d = _opened.get(index)

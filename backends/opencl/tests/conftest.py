@@ -1,20 +1,26 @@
 import pytest
 
 import ember
+from ember.backend import backend_for
 
 
 @pytest.fixture(scope="session")
-def dev():
-    """opencl:0 (these tests need an OpenCL device: the tox env installs PoCL)."""
-    from ember import _plugins
-    be = _plugins.backend_for("opencl")
+def backend():
+    """The opencl backend (these tests need an OpenCL device: the tox env installs PoCL)."""
+    be = backend_for("opencl")
     ok, reason = be.availability()
     if not ok:
         pytest.fail(f"ember-opencl's tests need an OpenCL device: {reason}", pytrace=False)
-    return ember._devices.canonical("opencl:0")
+    return be
 
 
 @pytest.fixture(scope="session")
-def cd(dev):
+def dev(backend):
+    """opencl:0."""
+    return ember.device("opencl:0")
+
+
+@pytest.fixture(scope="session")
+def cd(backend, dev):
     """The runtime device (ember_opencl.runtime.CLDevice) behind opencl:0."""
-    return dev._backend.cl(dev)
+    return backend.cl(dev)

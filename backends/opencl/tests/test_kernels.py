@@ -48,12 +48,12 @@ def test_float_to_int_casts_truncate_and_never_misbehave(dev):
 
 # -- bounds checks -----------------------------------------------------------------------------
 
-def test_gather_out_of_bounds_raises_index_error(dev):
+def test_gather_out_of_bounds_raises_index_error(backend, dev):
     x = t(np.arange(12.0).reshape(3, 4), dev)
     with pytest.raises(IndexError, match=r"gather: index 4 is out of bounds for dimension 1 with size 4"):
         ember.gather(x, 1, t([[0, 4]], dev)).tolist()
     with pytest.raises(IndexError, match="index -1"):
-        x.device._kernels["gather"](x, 1, t([[0], [-1], [1]], dev))
+        backend.kernels["gather"](x, 1, t([[0], [-1], [1]], dev))
     assert ember.gather(x, 1, t([[3, 0]], dev)).tolist() == [[3.0, 0.0]]
 
 
@@ -76,10 +76,10 @@ def test_large_scatter_add_uses_atomics_and_sums_exactly(dev):
     assert host(ri).tolist() == np.bincount(idx, minlength=7).tolist()
 
 
-def test_index_select_out_of_bounds_raises(dev):
+def test_index_select_out_of_bounds_raises(backend, dev):
     x = t(np.arange(6.0).reshape(2, 3), dev)
     with pytest.raises(IndexError, match="index_select: index 3 is out of bounds for dimension 1 with size 3"):
-        x.device._kernels["index_select"](x, 1, t([0, 3], dev)).tolist()
+        backend.kernels["index_select"](x, 1, t([0, 3], dev)).tolist()
     assert ember.index_select(x, 1, t([2, 0], dev)).tolist() == [[2.0, 0.0], [5.0, 3.0]]
 
 
@@ -219,6 +219,23 @@ def test_philox_streams_are_reproducible_and_ranged(dev):
     assert host(ember.randn(33, device=dev, generator=g)).tolist() == c.tolist()
     with pytest.raises(RuntimeError, match="20 bytes"):
         g.set_state(ember.zeros(7, dtype=ember.uint8, device=dev))
+
+
+def test_philox_generator_follows_the_backend_generator_protocol(backend, dev):
+    import struct
+
+    from ember.backend import BackendGenerator
+    g = backend.create_generator(dev)
+    assert isinstance(g, BackendGenerator)
+    g.manual_seed(-1)  # masked to 64 bits
+    assert g.initial_seed() == 2 ** 64 - 1
+    g.next_call()
+    g.next_call()
+    assert bytes(g.get_state()) == b"EPX1" + struct.pack("<QQ", 2 ** 64 - 1, 2)  # tag, seed, calls
+    s = g.seed()
+    assert 0 <= s < 2 ** 63 and g.initial_seed() == s and bytes(g.get_state())[12:] == bytes(8)  # reseeding resets
+    g.set_state(np.frombuffer(b"EPX1" + struct.pack("<QQ", 7, 9), np.uint8))
+    assert g.initial_seed() == 7 and g.calls == 9
 
 
 def test_random_fill_of_a_strided_view(dev):

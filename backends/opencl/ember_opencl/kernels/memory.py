@@ -5,19 +5,30 @@ from __future__ import annotations
 
 import numpy as np
 
-from ember.backend import Tensor
+from ember.backend import Tensor, UntypedStorage, make_tensor
 
+from ..runtime import open_device
 from . import elementwise as ew
 from .types import T, cast
 
 
+def to_host(x: Tensor) -> np.ndarray:
+    """The values of ``x`` as a new numpy array (waits for the device's queue)."""
+    if not x.is_contiguous():
+        x = clone(x)
+    out = np.empty(x._shape, dtype=x._dtype.np)
+    if out.size:
+        buf = x._storage._data
+        buf.dev.copyout(out, buf, x._offset * x._dtype.itemsize)
+    return out
+
+
 def _transfer(src: Tensor, device, cd) -> Tensor:
     """``src`` (on another opencl device) as a contiguous tensor on ``device``."""
-    host = src._device._backend.to_numpy(src)
-    buf = cd.from_host(host if host.flags.c_contiguous else np.array(host, order="C"))
-    from ember.backend import UntypedStorage
-    from ember.backend import make_tensor as _make
-    return _make(UntypedStorage(buf, host.nbytes, device), src._shape, ew.cstrides(src._shape), 0, src._dtype, device)
+    host = to_host(src)
+    buf = cd.from_host(host)
+    return make_tensor(UntypedStorage(buf, host.nbytes, device), src._shape, ew.cstrides(src._shape), 0, src._dtype,
+                       device)
 
 
 def _same_block(dst: Tensor, src: Tensor) -> bool:
@@ -66,14 +77,9 @@ def clone(x: Tensor) -> Tensor:
     return ew.run(("copy", t.name), "a", t, [x], x._shape, None, x._device, cd)
 
 
-def contiguous_copy(x: Tensor) -> Tensor:
-    """A contiguous copy of ``x`` on its device (for reads to the host)."""
-    return clone(x)
-
-
 def k_to_copy(x: Tensor, dtype, device) -> Tensor:
     if device is not x._device:
-        cd = device._backend.cl(device)
+        cd = open_device(device.index)
         x = _transfer(x, device, cd)
         if dtype is x._dtype:
             return x

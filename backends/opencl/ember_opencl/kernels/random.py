@@ -8,12 +8,11 @@ counter as 16 little-endian bytes (plus a magic tag), so it round-trips exactly.
 from __future__ import annotations
 
 import functools
-import os
 import struct
 
 import numpy as np
 
-from ember.backend import Tensor
+from ember.backend import BackendGenerator, DEFAULT_SEED, Tensor
 
 from . import elementwise as ew
 from . import layout as L
@@ -82,24 +81,16 @@ def _source(t, dist: str):
     return "\n".join(lines) + "\n", "rng"
 
 
-class PhiloxGenerator:
-    """The backend generator object behind ``ember.Generator('opencl:N')``."""
+class PhiloxGenerator(BackendGenerator):
+    """The backend generator object behind ``ember.Generator('opencl:N')``: the seed is the
+    Philox key, ``calls`` counts the fills since it was set (seeding is the base class's)."""
 
-    def __init__(self, device=None, seed: int = 67280421310721):
+    def __init__(self, device=None, seed: int = DEFAULT_SEED):
         self.device = device
-        self.manual_seed(seed)
+        super().__init__(seed)
 
-    def manual_seed(self, seed: int) -> None:
-        self._seed = int(seed) & 0xFFFFFFFFFFFFFFFF
+    def reset(self, seed: int) -> None:
         self.calls = 0
-
-    def initial_seed(self) -> int:
-        return self._seed
-
-    def seed(self) -> int:
-        s = int.from_bytes(os.urandom(8), "little") & ((1 << 63) - 1)
-        self.manual_seed(s)
-        return s
 
     def get_state(self) -> np.ndarray:
         raw = _MAGIC + struct.pack("<QQ", self._seed, self.calls)
