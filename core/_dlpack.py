@@ -20,6 +20,11 @@ from __future__ import annotations
 import ctypes
 
 import numpy as np
+from .ops._args import desc
+from ._tensor import Tensor
+from . import _devices
+from . import _plugins
+from .ops.creation import from_numpy
 
 # DLPack device type codes (dlpack.h, DLDeviceType)
 KDL_CPU, KDL_CUDA, KDL_CUDA_HOST, KDL_OPENCL, KDL_VULKAN, KDL_METAL, KDL_VPI, KDL_ROCM = 1, 2, 3, 4, 7, 8, 9, 10
@@ -30,14 +35,12 @@ _NAMES = {KDL_CPU: "CPU", KDL_CUDA: "CUDA", KDL_CUDA_HOST: "CUDA host", KDL_OPEN
 
 
 def _desc(t) -> str:
-    from .ops._args import desc
     return desc(t)
 
 
 def to_dlpack(tensor, stream=None, *, max_version=None, dl_device=None, copy=None):
     """A DLPack capsule for ``tensor`` (what ``Tensor.__dlpack__`` returns); shares memory unless
     ``copy=True``."""
-    from ._tensor import Tensor
     if not isinstance(tensor, Tensor):
         raise TypeError(f"to_dlpack(): expected a Tensor, got {type(tensor).__name__}")
     if tensor._requires_grad:
@@ -125,8 +128,6 @@ def from_dlpack(ext_tensor, *, device=None, copy=None):
     negatively strided source is refused unless ``copy=True`` (see the module docstring).
     ``device`` moves the result there (a copy when it differs).
     """
-    from . import _devices, _plugins
-    from ._tensor import Tensor
     if isinstance(ext_tensor, Tensor):
         r = ext_tensor.clone() if copy else ext_tensor
         return r if device is None else r.to(device)
@@ -179,7 +180,6 @@ def _host_array(ext):
 
 
 def _from_host(ext, copy):
-    from .ops.creation import from_numpy
     arr = _host_array(ext)
     if copy:
         return from_numpy(np.array(arr, copy=True))

@@ -201,12 +201,10 @@ def scalar_dtype(x) -> dtype:
 def result_type(*operands) -> dtype:
     """PyTorch's ``result_type``: tensors with dims beat 0-d tensors, which beat python scalars,
     unless a lower-priority operand is of a higher category (bool < integer < floating)."""
-    from ._tensor import Tensor
-
     dim_t = zero_t = scal = None
     for x in operands:
-        if isinstance(x, Tensor):
-            d = x._dtype
+        d = getattr(x, "_dtype", None)  # a tensor (this module sits below the Tensor class)
+        if d is not None:
             if x._shape:
                 dim_t = d if dim_t is None else _PROMOTE[(dim_t, d)]
             else:

@@ -18,7 +18,8 @@ from importlib import metadata
 
 import pluggy
 
-from . import hookspecs
+from . import _devices, _state, hookspecs
+from ._version import __version__
 
 pm = pluggy.PluginManager("ember")
 pm.add_hookspecs(hookspecs)
@@ -60,6 +61,30 @@ _by_type: dict[str, list[BackendSpec]] = {}    # device type -> specs, best firs
 collectives: dict[str, dict] = {}
 _kernel_plugins_applied: set = set()
 _current_plugin = [""]
+
+
+class _Registrars:
+    """What the layers above the plugin manager contribute to registration, set when they are
+    imported (:mod:`ember._registry_hooks`): the ``register`` callable of
+    ``ember_register_ops``, callbacks run after each round of registration hooks, and callbacks
+    run with a plugin's name when it is unregistered."""
+
+    def __init__(self):
+        self.ops = None
+        self.after_register: list = []
+        self.on_unregister: list = []
+
+    def register_ops(self, *args, **kwargs):
+        if self.ops is None:  # pragma: no cover - import ember sets it
+            raise RuntimeError("ember_register_ops: ember's op registry is not loaded (import ember first)")
+        return self.ops(*args, **kwargs)
+
+    def registered(self) -> None:
+        for f in self.after_register:
+            f()
+
+
+registrars = _Registrars()
 
 
 def _register_backend(name: str, device_type: str, loader: str, priority: int = 0, dtypes=None,
@@ -115,7 +140,6 @@ def load() -> None:
             dist = getattr(ep, "dist", None)
             info = PluginInfo(ep.name, ep.value, getattr(dist, "name", "") or "", getattr(dist, "version", "") or "")
             if ep in BUILTIN_PLUGINS:
-                from . import __version__
                 info.distribution, info.version = "ember (built in)", __version__
             plugins[ep.name] = info
             if ep.name in blocked:
@@ -156,16 +180,13 @@ def _call_each(hookname: str, **kwargs) -> None:
 
 
 def _run_registration_hooks() -> None:
-    from . import _registry_hooks
-
     for info in plugins.values():
         if info.module is not None:
             info.hooks = _hook_names(info.module)
     _call_each("ember_register_backends", register=_register_backend)
-    _call_each("ember_register_ops", register=_registry_hooks.register_op_from_plugin)
+    _call_each("ember_register_ops", register=registrars.register_ops)
     _call_each("ember_register_collectives", register=_register_collective)
-    _registry_hooks.modules_pending = True
-    _registry_hooks.optimizers_pending = True
+    registrars.registered()
 
 
 def register_plugin(obj, name: str | None = None) -> str:
@@ -179,15 +200,13 @@ def register_plugin(obj, name: str | None = None) -> str:
         plugins[name] = PluginInfo(name, repr(obj), module=obj, hooks=_hook_names(obj))
         _current_plugin[0] = name
         try:
-            from . import _registry_hooks
             for hook, reg in (("ember_register_backends", _register_backend),
-                              ("ember_register_ops", _registry_hooks.register_op_from_plugin),
+                              ("ember_register_ops", registrars.register_ops),
                               ("ember_register_collectives", _register_collective)):
                 for impl in getattr(pm.hook, hook).get_hookimpls():
                     if impl.plugin is obj:
                         impl.function(register=reg)
-            _registry_hooks.modules_pending = True
-            _registry_hooks.optimizers_pending = True
+            registrars.registered()
             # kernels for backends already loaded
             for spec in backends.values():
                 if spec.instance is not None:
@@ -201,8 +220,6 @@ def register_plugin(obj, name: str | None = None) -> str:
 
 def unregister_plugin(name: str) -> None:
     """Undo :func:`register_plugin`: the plugin's backends, ops and names are removed."""
-    from . import _registry_hooks
-
     with _lock:
         obj = pm.unregister(name=name)
         plugins.pop(name, None)
@@ -214,12 +231,12 @@ def unregister_plugin(name: str) -> None:
             _forget_devices(spec.device_type)
         for cname in [c for c, d in collectives.items() if d["plugin"] == name]:
             del collectives[cname]
-        _registry_hooks.unregister_plugin_names(name)
+        for f in registrars.on_unregister:
+            f(name)
         del obj
 
 
 def _forget_devices(device_type: str) -> None:
-    from . import _devices
     _devices.forget(device_type)
 
 
@@ -262,7 +279,6 @@ def backend_for(device_type: str):
         inst.name = spec.name
         inst.device_type = device_type
         spec.instance = inst
-        from . import _state
         if _state.threads.n is not None:
             inst.set_num_threads(_state.threads.n)
         for impl in pm.hook.ember_register_kernels.get_hookimpls():

@@ -1,11 +1,18 @@
 """What plugins register besides backends: ops, ``nn`` modules and optimizers.
 
-Ops become ``ember.ops.<name>`` (and ``ember.<name>`` when free); modules and optimizers are
-collected on first lookup of a name ``ember.nn`` / ``ember.optim`` does not define itself.
+Ops are declared with the core's own declaration (:mod:`ember.ops.declare`) and become
+``ember.ops.<name>`` (and ``ember.<name>`` when free); modules and optimizers are collected on
+first lookup of a name ``ember.nn`` / ``ember.optim`` does not define itself. This module plugs
+itself into the plugin manager (:data:`ember._plugins.registrars`) when ``import ember`` loads it.
 """
 from __future__ import annotations
 
+import sys
+
 from . import _plugins
+from ._tensor import Tensor
+from .ops.declare import composite, defop
+from .ops.registry import OPS
 
 modules: dict = {}      # name -> (cls, plugin)
 optimizers: dict = {}   # name -> (cls, plugin)
@@ -14,57 +21,28 @@ modules_pending = False
 optimizers_pending = False
 
 
-def register_op_from_plugin(name, fn=None, **kwargs):
-    from . import ops
-    from .ops.registry import OpDef, register_op
+def register_op_from_plugin(name: str, meta=None, *, impl=None, method: bool = False, **declaration):
+    """The ``register`` callable of ``ember_register_ops``: :func:`ember.ops.declare.defop` (with
+    ``meta``) or :func:`~ember.ops.declare.composite` (with ``impl``), for the plugin being
+    registered. The generated front end becomes ``ember.ops.<name>``, and ``ember.<name>`` (a
+    ``Tensor`` method with ``method=True``) unless that name is taken; it is returned."""
     plugin = _plugins._current_plugin[0]
-    op = register_op(name, fn, plugin=plugin, **kwargs)
+    info = _plugins.plugins.get(plugin)
+    module = getattr(getattr(info, "module", None), "__name__", None) or plugin or "ember.ops"
+    if (meta is None) == (impl is None):
+        raise TypeError(f"register({name!r}): give exactly one of meta (a kernel op) or impl (a composite op)")
+    if impl is not None:
+        front = composite(name, impl, plugin=plugin, method=method, module=module, **declaration)
+    else:
+        front = defop(name, meta, plugin=plugin, method=method, module=module, **declaration)
     plugin_ops.setdefault(plugin, []).append(name)
-    front = fn if fn is not None else _generic_front_end(op)
-    op.fn = front
-    if not hasattr(ops, name):
-        setattr(ops, name, front)
-    import ember
-    if not hasattr(ember, name):
-        setattr(ember, name, front)
-    assert isinstance(op, OpDef)
-    return op
-
-
-def _generic_front_end(op):
-    """A front end for an op registered without one: runs ``meta`` (which validates and may
-    raise), finds the tensors among the arguments, and dispatches."""
-    import inspect
-
-    from ._tensor import Tensor
-    from .ops._args import common_device
-    from .ops.registry import dispatch
-    sig_src = op.meta or op.decomposition
-    sig = inspect.signature(sig_src) if sig_src is not None else None
-
-    def front(*args, **kwargs):
-        if sig is not None and kwargs:
-            bound = sig.bind(*args, **kwargs)
-            bound.apply_defaults()
-            args = tuple(bound.arguments.values())
-        elif sig is not None:
-            bound = sig.bind(*args)
-            bound.apply_defaults()
-            args = tuple(bound.arguments.values())
-        if op.meta is not None:
-            op.meta(*args)
-        tensors = []
-        for a in args:
-            if isinstance(a, Tensor):
-                tensors.append(a)
-            elif isinstance(a, (list, tuple)):
-                tensors.extend(x for x in a if isinstance(x, Tensor))
-        if not tensors:
-            raise TypeError(f"{op.name}(): expected at least one Tensor argument")
-        dev = common_device(op.name, *tensors)
-        return dispatch(op, dev, args, tuple(tensors))
-    front.__name__ = op.name
-    front.__doc__ = op.doc
+    for mod in (sys.modules["ember.ops"], sys.modules["ember"]):
+        if not hasattr(mod, name):
+            setattr(mod, name, front)
+    if method:
+        for fn in (front, front.inplace):
+            if fn is not None and not hasattr(Tensor, fn.__name__):
+                setattr(Tensor, fn.__name__, fn)
     return front
 
 
@@ -105,14 +83,31 @@ def lookup_optimizer(name: str):
 
 
 def unregister_plugin_names(plugin: str) -> None:
-    from . import ops
-    from .ops.registry import OPS
-    import ember
+    """Remove what a plugin registered: its ops (from OPS, ember.ops, ember, Tensor), modules and
+    optimizers."""
     for name in plugin_ops.pop(plugin, []):
         op = OPS.pop(name, None)
-        for mod in (ops, ember):
-            if op is not None and getattr(mod, name, None) is op.fn:
+        if op is None:
+            continue
+        for mod in (sys.modules["ember.ops"], sys.modules["ember"]):
+            if getattr(mod, name, None) is op.fn:
                 delattr(mod, name)
+        for fn in (op.fn, op.inplace_fn):
+            if fn is not None and Tensor.__dict__.get(fn.__name__) is fn:
+                delattr(Tensor, fn.__name__)
     for table in (modules, optimizers):
         for k in [k for k, (_, p) in table.items() if p == plugin]:
             del table[k]
+
+
+def _mark_pending() -> None:
+    """After a round of registration hooks: modules and optimizers are collected again on the
+    next lookup."""
+    global modules_pending, optimizers_pending
+    modules_pending = optimizers_pending = True
+
+
+# take part in plugin registration (the plugin manager sits below this module)
+_plugins.registrars.ops = register_op_from_plugin
+_plugins.registrars.after_register.append(_mark_pending)
+_plugins.registrars.on_unregister.append(unregister_plugin_names)

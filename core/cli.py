@@ -5,9 +5,14 @@ import argparse
 import platform
 import sys
 
+import numpy
+
+import ember
+
+from . import _plugins, _registry_hooks
+
 
 def _backend_rows():
-    from . import _plugins
     _plugins.load()
     rows = []
     for spec in sorted(_plugins.backends.values(), key=lambda s: (s.device_type, -s.priority)):
@@ -27,8 +32,6 @@ def _backend_rows():
 
 
 def cmd_info(args) -> int:
-    import numpy
-    import ember
     print(f"ember {ember.__version__} (python {platform.python_version()}, numpy {numpy.__version__}, {platform.platform()})")
     print(f"default dtype: {ember.get_default_dtype()}")
     rows = _backend_rows()
@@ -45,7 +48,6 @@ def cmd_info(args) -> int:
 
 
 def cmd_plugins(args) -> int:
-    from . import _plugins, _registry_hooks
     _plugins.load()
     _registry_hooks.collect_modules()
     _registry_hooks.collect_optimizers()

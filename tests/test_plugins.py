@@ -197,12 +197,13 @@ def test_plugin_registers_an_op_with_meta_decomposition_and_backward():
     def meta(x, scale):
         if not isinstance(scale, float):
             raise TypeError("scaled_square: scale must be a float")
+        return x.device, (x, scale), (x,)
 
     class OpPlugin:
         @ember.hookimpl
         def ember_register_ops(self, register):
-            register("scaled_square", meta=meta, decomposition=lambda x, scale: x * x * scale,
-                     backward=lambda ctx, g: (g * 2 * ctx.args[0] * ctx.args[1],))
+            register("scaled_square", meta, decomposition=lambda x, scale: x * x * scale,
+                     backward=lambda ctx, g: (g * 2 * ctx.args[0] * ctx.args[1],), method=True)
 
     name = _plugins.register_plugin(OpPlugin(), name="op-plugin")
     try:
@@ -214,9 +215,15 @@ def test_plugin_registers_an_op_with_meta_decomposition_and_backward():
         assert x.grad.tolist() == [6.0, 12.0]
         with pytest.raises(TypeError, match="scale must be a float"):
             ember.ops.scaled_square(x, 3)
+        # the same declaration as a core op: out=, OPS[name](...), and the Tensor method asked for
+        out = ember.empty(2)
+        assert ember.scaled_square(x.detach(), 2.0, out=out) is out and out.tolist() == [2.0, 8.0]
+        assert ember.ops.OPS["scaled_square"](x.detach(), 1.0).tolist() == [1.0, 4.0]
+        assert x.detach().scaled_square(1.0).tolist() == [1.0, 4.0]
     finally:
         _plugins.unregister_plugin(name)
-    assert not hasattr(ember, "scaled_square")
+    assert not hasattr(ember, "scaled_square") and not hasattr(ember.Tensor, "scaled_square")
+    assert "scaled_square" not in ember.ops.OPS
 
 
 def test_registered_plugin_context_manager_is_the_public_way_to_register_in_process():
@@ -241,7 +248,7 @@ def test_plugin_op_is_reachable_right_after_import(tmp_path):
         import ember
         @ember.hookimpl
         def ember_register_ops(register):
-            register("twice_plus_one", decomposition=lambda x: x * 2 + 1)
+            register("twice_plus_one", impl=lambda x: x * 2 + 1)
     """)
     _write_dist(tmp_path, "ember_twice", src, "ember_twice")
     r = run_py("""

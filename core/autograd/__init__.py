@@ -13,6 +13,7 @@ from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inferen
                         set_grad_enabled)
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from .graph import Node
+import warnings
 
 __all__ = ["Function", "FunctionCtx", "backward", "grad", "no_grad", "enable_grad", "set_grad_enabled",
            "inference_mode", "is_grad_enabled", "gradcheck", "gradgradcheck", "detect_anomaly", "set_detect_anomaly",
@@ -40,7 +41,6 @@ class detect_anomaly:
         self.prev = (_state.anomaly.enabled, _state.anomaly.check_nan)
         _state.anomaly.enabled = True
         _state.anomaly.check_nan = self.check_nan
-        import warnings
         warnings.warn("Anomaly Detection has been enabled. This mode will increase the runtime and should only be "
                       "enabled for debugging.", UserWarning, stacklevel=2)
         return self

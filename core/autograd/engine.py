@@ -7,6 +7,9 @@ import threading
 from .. import _state
 from ..ops.reduction import sum_to_shape
 from .._graph import AccumulateGrad, edge_of
+from .._tensor import Tensor
+from .. import ops
+import warnings
 
 _grad = _state.grad
 
@@ -29,7 +32,6 @@ def queue_callback(callback) -> None:
 
 
 def _tensors(x, what: str) -> tuple:
-    from .._tensor import Tensor
     if x is None:
         return ()
     if isinstance(x, Tensor):
@@ -42,7 +44,6 @@ def _tensors(x, what: str) -> tuple:
 
 
 def _make_grads(outputs, grads, create_graph):
-    from .. import ops
     out = []
     if len(grads) != len(outputs):
         raise RuntimeError(f"grad can be implicitly created only for scalar outputs; got {len(grads)} gradients for {len(outputs)} outputs")
@@ -56,7 +57,6 @@ def _make_grads(outputs, grads, create_graph):
                 raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got {t._dtype}")
             g = ops.ones_like(t)
         else:
-            from .._tensor import Tensor
             if not isinstance(g, Tensor):
                 g = ops.full_like(t, g)
             if g._shape != t._shape:
@@ -94,7 +94,6 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
          allow_unused=None, is_grads_batched=False, materialize_grads=False):
     """Gradients of ``outputs`` with respect to ``inputs``, returned instead of accumulated."""
-    from .. import ops
     outputs = _tensors(outputs, "grad")
     single = not isinstance(inputs, (tuple, list))
     inputs = _tensors(inputs, "grad")
@@ -326,7 +325,6 @@ def run(roots, retain_graph, create_graph, capture, accumulate, user_grads=None)
 
 def _materialize(node, grads):
     """Zero gradients for outputs that received none (multi-output nodes)."""
-    from .. import ops
     metas = getattr(node, "out_meta", None)
     if metas is None:
         return grads
@@ -369,6 +367,5 @@ def _forward_trace(node) -> str:
 
 
 def _report_anomaly(node, exc):
-    import warnings
     warnings.warn(f"Error detected in {node.name()}. Traceback of forward call that caused the error:\n"
                   + "".join(node._trace), RuntimeWarning, stacklevel=3)

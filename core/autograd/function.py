@@ -5,12 +5,17 @@ import functools
 
 from .. import _state
 from .._graph import Node, edge_of, view_requires_grad
+from .._tensor import Tensor
+from .._graph import _type_desc
+from .._tensor import _alias
+from .. import ops
+from ..ops._args import broadcast_shapes
+from ..ops.writes import check_inplace
 
 _grad = _state.grad
 
 
 def _is_tensor(x) -> bool:
-    from .._tensor import Tensor
     return isinstance(x, Tensor)
 
 
@@ -63,7 +68,6 @@ class FunctionCtx:
 
 
 def _desc(t):
-    from .._graph import _type_desc
     return _type_desc(t)
 
 
@@ -83,7 +87,6 @@ class BackwardCFunction(Node, FunctionCtx):
             _ = self.saved_tensors  # raises the second-backward error
         metas = self.__dict__.get("_out_meta", ())
         if self.__dict__.get("_materialize", True):
-            from .. import ops
             grads = [g if g is not None or m is None else ops.zeros(m[0], dtype=m[1], device=m[2])
                      for g, m in zip(grads, metas)]
         res = self._forward_cls.backward(self, *grads)
@@ -101,7 +104,6 @@ class BackwardCFunction(Node, FunctionCtx):
                 raise TypeError(f"function {self.name()} returned a gradient of type {type(g).__name__} at index {i}; "
                                 "expected a Tensor or None")
             if g._shape != m[0]:
-                from ..ops._args import broadcast_shapes
                 ok = True
                 try:
                     ok = len(g._shape) >= len(m[0]) and broadcast_shapes(g._shape, m[0]) == g._shape
@@ -201,11 +203,9 @@ class Function(metaclass=FunctionMeta):
                 metas.append(None)
                 continue
             if id(o) in dirty:
-                from ..ops.writes import check_inplace
                 check_inplace(o, cls.__name__)
             elif id(o) in input_ids:
                 # an input returned unchanged: the output is a new alias with this node's history
-                from .._tensor import _alias
                 o = _alias(o, o._shape, o._stride, o._offset)
                 o._base = None
             differentiable = id(o) not in nondiff and o._dtype.category >= 2
@@ -264,7 +264,6 @@ def once_differentiable(fn):
         res = []
         for o in outs:
             if _is_tensor(o) and o._dtype.category >= 2:
-                from .._tensor import _alias
                 o = _alias(o, o._shape, o._stride, o._offset)
                 o._base = None
                 o._grad_fn = node

@@ -4,6 +4,7 @@ from __future__ import annotations
 import functools
 
 from .. import _state
+import inspect
 
 _grad = _state.grad
 
@@ -14,7 +15,6 @@ class _DecoratorContextManager:
     def __call__(self, func):
         if not callable(func):
             raise TypeError(f"{type(self).__name__} expects a callable, got {type(func).__name__}")
-        import inspect
         if inspect.isgeneratorfunction(func):
             @functools.wraps(func)
             def gen_wrapper(*args, **kwargs):

@@ -4,6 +4,10 @@ from __future__ import annotations
 import warnings
 
 from .. import _state
+from .._tensor import Tensor
+from .. import ops
+from .engine import grad as _grad_fn
+from .. import _dtype as D
 
 
 class GradcheckError(RuntimeError):
@@ -15,19 +19,16 @@ def _as_tuple(x):
 
 
 def _diff_inputs(inputs):
-    from .._tensor import Tensor
     return [i for i, t in enumerate(inputs) if isinstance(t, Tensor) and t.requires_grad]
 
 
 def _outputs(func, inputs):
-    from .._tensor import Tensor
     out = _as_tuple(func(*inputs))
     return [o for o in out if isinstance(o, Tensor)]
 
 
 def _numerical(func, inputs, i, eps):
     """Jacobian columns d outputs / d inputs[i] by central differences, one per input element."""
-    from .. import ops
     x = inputs[i]
     n = x.numel()
     cols = []
@@ -50,8 +51,6 @@ def _numerical(func, inputs, i, eps):
 
 
 def _analytical(outputs, inputs, i):
-    from .. import ops
-    from .engine import grad as _grad_fn
     x = inputs[i]
     rows = []
     for o in outputs:
@@ -85,8 +84,6 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
     Inputs that require grad should be float64. Returns True, or raises GradcheckError (or
     returns False with ``raise_exception=False``) naming the output, the input and both Jacobians.
     """
-    from .. import _dtype as D
-    from .. import ops
     inputs = _as_tuple(inputs)
     diff = _diff_inputs(inputs)
     if not diff:
@@ -123,8 +120,6 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps: float = 1e-6, atol: f
                   check_undefined_grad: bool = True, check_grad_dtypes: bool = False, check_batched_grad: bool = False,
                   fast_mode: bool = False, masked=False) -> bool:
     """gradcheck of the gradients of ``func`` (second derivatives through ``create_graph``)."""
-    from .. import ops
-    from .engine import grad as _grad_fn
     inputs = _as_tuple(inputs)
     diff = _diff_inputs(inputs)
     outputs = _outputs(func, inputs)

@@ -15,6 +15,9 @@ from . import _check as C
 from . import _meta
 from ._world import resolve, state
 from .process_group import ProcessGroup, ReduceOp, Work
+from ._world import get_backend
+from .. import ops
+from ..autograd import no_grad
 
 
 # -- argument helpers ---------------------------------------------------------------------------
@@ -53,7 +56,6 @@ def _device_error(pg: ProcessGroup, tensors, op: str) -> Exception | None:
         return TypeError(f"{op}: all tensors must have the same dtype, got {', '.join(dts)}")
     dtype = tensors[0]._device._type
     if dtype not in pg.device_types:
-        from ._world import get_backend
         return RuntimeError(
             f"{op}: the process group (backend '{get_backend(pg)}') moves tensors of device types "
             f"{', '.join(pg.device_types)}, not '{dtype}' ({_meta.describe(_meta.signature(tensors[0]))} on "
@@ -109,7 +111,6 @@ class _StagedWork(Work):
         self._inner, self._copies, self._outputs = inner, copies, tuple(outputs)
 
     def _copy(self) -> None:
-        from ..autograd import no_grad
         with no_grad():
             for dst, tmp in self._copies:
                 dst.detach().copy_(tmp)
@@ -315,7 +316,6 @@ def reduce_scatter(output: Tensor, input_list: list, op: ReduceOp = ReduceOp.SUM
     rows = _agree(pg, call)
     if rows is not None:
         C.same(pg, call, rows, "a", "output tensors")
-    from .. import ops
     flat = ops.cat([t.detach().reshape(-1) for t in inputs]) if inputs else None
     return _run(pg, "reduce_scatter_tensor", [output, flat], [output], async_op, op)
 

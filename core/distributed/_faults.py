@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import sys
 import traceback
+from ._mpi_env import mpi
 
 _installed = False
 _previous = sys.__excepthook__
@@ -19,7 +20,6 @@ def _enabled() -> bool:
 
 def abort(code: int = 1, reason: str = "") -> None:
     """Print ``reason`` and end every process of the job with exit status ``code``."""
-    from ._mpi_env import mpi
     try:
         sys.stdout.flush()
     except Exception:  # a closed stdout must not prevent the abort

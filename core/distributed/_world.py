@@ -14,6 +14,9 @@ from typing import Sequence
 from . import _faults, _mpi_env
 from ._store import LocalStore, MPIStore
 from .process_group import ProcessGroup
+from .. import _plugins
+from ._composite import CompositeGroup
+from ._check import agree_objects
 
 NOT_INITIALIZED = ("Default process group has not been initialized, please make sure to call "
                    "init_process_group.")
@@ -68,13 +71,11 @@ group = GroupMember
 # -- collective backends ---------------------------------------------------------------------
 def registered_collectives() -> dict:
     """name -> ``{"loader", "device_types", "plugin"}`` of every registered collective backend."""
-    from .. import _plugins
     _plugins.load()
     return dict(_plugins.collectives)
 
 
 def _backend_class(name: str):
-    from .. import _plugins
     info = registered_collectives()[name]
     cls = info.get("class")
     if cls is None:
@@ -145,7 +146,6 @@ def _make_group(spec: dict, ranks: Sequence[int]) -> ProcessGroup:
     if len(members) == 1:
         pg = next(iter(members.values()))
     else:
-        from ._composite import CompositeGroup
         pg = CompositeGroup({dt: members[n] for dt, n in spec.items()}, ranks, state.world_rank)
     pg._ember_seq = 0
     pg._ember_spec = dict(spec)
@@ -325,7 +325,6 @@ def new_group(ranks: Sequence[int] | None = None, timeout=None, backend: str | N
         raise ValueError("new_group: ranks must not be empty")
     spec = _resolve_backend(backend) if backend is not None else dict(state.backend_spec)
     if state.checks and not use_local_synchronization:
-        from ._check import agree_objects
         agree_objects(world, "new_group", (ranks, sorted(spec.items())))
     if state.world_rank not in ranks:
         return NON_GROUP_MEMBER

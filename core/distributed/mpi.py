@@ -19,6 +19,7 @@ import numpy as np  # host buffers are what MPI moves
 from . import _meta
 from ._mpi_env import availability as _availability, mpi
 from .process_group import CompletedWork, ProcessGroup, ReduceOp, Work
+from .._device import device
 
 _P2P_MAGIC = 0x656D6265  # "embe": the first integer of a point-to-point header
 
@@ -404,7 +405,6 @@ class MPIProcessGroup(ProcessGroup):
 
     # -- host-side helpers ------------------------------------------------------------------------
     def object_device(self):
-        from .. import device
         return device("cpu")
 
     def allgather_ints(self, values: Sequence[int], timeout: float | None = None) -> list:

@@ -28,6 +28,12 @@ import pickle
 from typing import Sequence
 
 import numpy as np  # host-side format of the pickled bytes
+from .._device import device
+from .._dtype import int64
+from ..ops.creation import tensor
+from ..ops.creation import empty
+from ..ops.creation import from_numpy
+from .._dtype import uint8
 
 __all__ = ["ReduceOp", "Work", "CompletedWork", "ProcessGroup"]
 
@@ -205,13 +211,11 @@ class ProcessGroup:
     # -- host-side helpers, with default implementations over the tensor collectives -------------
     def object_device(self):
         """The device on which the default object collectives stage their bytes."""
-        from .. import device
         return device(self.device_types[0])
 
     def allgather_ints(self, values: Sequence[int], timeout: float | None = None) -> list:
         """Every rank's list of ``len(values)`` integers (the cross-rank argument checks);
         ``RuntimeError`` after ``timeout`` seconds."""
-        from .. import int64, tensor, empty
         dev = self.object_device()
         mine = tensor(list(values), dtype=int64, device=dev)
         outs = [empty(len(values), dtype=int64, device=dev) for _ in range(self.size())]
@@ -220,7 +224,6 @@ class ProcessGroup:
 
     def allgather_object(self, obj) -> list:
         """Every rank's picklable ``obj``, in rank order."""
-        from .. import empty, from_numpy, uint8
         data = pickle.dumps(obj)
         lengths = [v[0] for v in self.allgather_ints([len(data)])]
         dev = self.object_device()

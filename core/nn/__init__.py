@@ -10,10 +10,10 @@ from .modules import Module
 from .parameter import Buffer, Parameter
 from . import parallel
 from .parallel import DataParallel
+from .._registry_hooks import lookup_module
 
 
 def __getattr__(name: str):
-    from .._registry_hooks import lookup_module
     cls = lookup_module(name)
     if cls is not None:
         return cls

@@ -9,6 +9,7 @@ from ..ops import creation as _factory
 from .. import ops as _ops
 from .. import _state
 from .._tensor import Tensor
+from .. import _dtype as D
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_", "zeros_", "eye_", "dirac_",
            "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_", "orthogonal_", "sparse_",
@@ -174,7 +175,6 @@ def orthogonal_(tensor: Tensor, gain: float = 1.0, generator=None) -> Tensor:
         raise ValueError("Only tensors with 2 or more dimensions are supported")
     if tensor.numel() == 0:
         return tensor
-    from .. import _dtype as D
     rows = tensor.shape[0]
     cols = tensor.numel() // rows
     be = tensor.device._backend

@@ -4,6 +4,7 @@ from __future__ import annotations
 from .. import _state
 from .. import ops
 from .._tensor import Tensor, _alias
+from ..ops import creation as _factory
 
 
 def _rebuild_parameter(data: Tensor, requires_grad: bool) -> "Parameter":
@@ -23,7 +24,6 @@ class Parameter(Tensor):
 
     def __new__(cls, data: Tensor | None = None, requires_grad: bool = True):
         if data is None:
-            from ..ops import creation as _factory
             data = _factory.empty(0)
         if not isinstance(data, Tensor):
             raise TypeError(f"Parameter(): data must be a Tensor, got {type(data).__name__}")
@@ -65,7 +65,6 @@ class Buffer(Tensor):
 
     def __new__(cls, data: Tensor | None = None, *, persistent: bool = True):
         if data is None:
-            from ..ops import creation as _factory
             data = _factory.empty(0)
         t = _alias(data, data._shape, data._stride, data._offset, cls=cls)
         t._base = None

@@ -23,6 +23,7 @@ from . import pointwise as PW
 from . import reduction as R
 from . import unary as UN
 from . import writes as W
+import secrets
 
 __all__ = ["bernoulli", "multinomial", "normal", "poisson", "rand", "rand_like", "randint", "randint_like", "randn",
            "randn_like", "randperm", "Generator", "manual_seed", "seed", "initial_seed", "get_rng_state",
@@ -110,7 +111,6 @@ def _has_cpu() -> bool:
 
 def seed() -> int:
     """Seed every default generator non-deterministically; returns the seed used."""
-    import secrets
     s = secrets.randbits(63)
     manual_seed(s)
     return s

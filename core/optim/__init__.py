@@ -22,6 +22,7 @@ from .radam import RAdam
 from .rmsprop import RMSprop
 from .rprop import Rprop
 from .sgd import SGD
+from .. import _registry_hooks
 
 __all__ = ["ASGD", "Adadelta", "Adagrad", "Adam", "AdamW", "Adamax", "LBFGS", "NAdam", "Optimizer", "RAdam",
            "RMSprop", "Rprop", "SGD", "lr_scheduler", "register_optimizer_step_pre_hook",
@@ -31,7 +32,6 @@ __all__ = ["ASGD", "Adadelta", "Adagrad", "Adam", "AdamW", "Adamax", "LBFGS", "N
 def __getattr__(name: str):
     if name.startswith("__"):
         raise AttributeError(name)
-    from ember import _registry_hooks
     cls = _registry_hooks.lookup_optimizer(name)
     if cls is None:
         raise AttributeError(f"module 'ember.optim' has no attribute {name!r} (no built-in optimizer and no plugin "
@@ -40,5 +40,4 @@ def __getattr__(name: str):
 
 
 def __dir__():
-    from ember import _registry_hooks
     return sorted(set(globals()) | set(_registry_hooks.collect_optimizers()))

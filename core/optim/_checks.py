@@ -5,6 +5,7 @@ from __future__ import annotations
 import numbers
 
 from ember._tensor import Tensor
+from .optimizer import required
 
 
 def _number(name: str, value):
@@ -39,7 +40,6 @@ def betas(value) -> None:
 def common(group: dict, *names: str) -> None:
     """Check ``lr``, ``eps``, ``weight_decay`` and ``betas`` when ``group`` has them (values
     still ``required`` are checked once a group gives them)."""
-    from .optimizer import required
     group = {k: v for k, v in group.items() if v is not required}
     if "lr" in group:
         lr(group["lr"])

@@ -1,7 +1,7 @@
 """Adagrad (Duchi et al. 2011): per-element step sizes from the sum of squared gradients."""
 from __future__ import annotations
 
-import ember
+from ..ops.creation import full_like
 
 from . import _checks
 from .optimizer import Optimizer, _check_fused, _scalar_state, _use_grad
@@ -35,7 +35,7 @@ class Adagrad(Optimizer):
     def _init_state(self, p, group) -> dict:
         state = self.state[p]
         state["step"] = _scalar_state(0.0, p)
-        state["sum"] = ember.full_like(p, group["initial_accumulator_value"]).detach()
+        state["sum"] = full_like(p, group["initial_accumulator_value"]).detach()
         return state
 
     @staticmethod

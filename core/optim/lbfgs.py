@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import math
 
-import ember
-
+from ..autograd import enable_grad, no_grad
+from ..ops.creation import zeros
+from ..ops.shape import cat
 from . import _checks
 from .optimizer import Optimizer, _to_float
 
@@ -155,10 +156,10 @@ class LBFGS(Optimizer):
         views = []
         for p in self._params:
             if p.grad is None:
-                views.append(ember.zeros(p.numel(), dtype=p.dtype, device=p.device))
+                views.append(zeros(p.numel(), dtype=p.dtype, device=p.device))
             else:
                 views.append(p.grad.reshape(-1))
-        return ember.cat(views, 0)
+        return cat(views, 0)
 
     def _add_grad(self, step_size: float, update) -> None:
         offset = 0
@@ -186,8 +187,8 @@ class LBFGS(Optimizer):
         model, calls ``backward`` and returns the loss. Returns the loss of the first evaluation."""
         if closure is None:
             raise RuntimeError("LBFGS.step() requires a closure that re-evaluates the model and returns the loss")
-        with ember.no_grad():
-            return self._step(ember.enable_grad()(closure))
+        with no_grad():
+            return self._step(enable_grad()(closure))
 
     def _step(self, closure):
         group = self.param_groups[0]

@@ -19,11 +19,15 @@ from copy import deepcopy
 from itertools import chain
 from typing import Any, Callable, Iterable
 
-import ember
-from ember._tensor import Tensor
-from ember._graph import RemovableHandle
-from ember.ops.optim import FUSED
-from ember.ops.registry import dispatch
+from .. import _devices
+from .. import _dtype as D
+from .._graph import RemovableHandle
+from .._tensor import Tensor
+from .._toplevel import typename
+from ..autograd import enable_grad, is_grad_enabled, set_grad_enabled
+from ..ops.creation import tensor, zeros_like
+from ..ops.optim import FUSED
+from ..ops.registry import dispatch
 
 __all__ = ["Optimizer", "required", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]
 
@@ -95,19 +99,19 @@ def _use_grad(func):
     the user asked to differentiate through the update)."""
     @functools.wraps(func)
     def wrapper(self, *args, **kwargs):
-        prev = ember.is_grad_enabled()
+        prev = is_grad_enabled()
         try:
-            ember.set_grad_enabled(self.defaults.get("differentiable", False))
+            set_grad_enabled(self.defaults.get("differentiable", False))
             return func(self, *args, **kwargs)
         finally:
-            ember.set_grad_enabled(prev)
+            set_grad_enabled(prev)
     return wrapper
 
 
 def _get_scalar_dtype():
     """The dtype of scalar state such as ``step``: float64 when that is the default dtype, else
     float32 (as PyTorch)."""
-    return ember.float64 if ember.get_default_dtype() is ember.float64 else ember.float32
+    return D.float64 if D.get_default_dtype() is D.float64 else D.float32
 
 
 def _host_device(p: Tensor):
@@ -116,14 +120,13 @@ def _host_device(p: Tensor):
     if p._device._type == "cpu":
         return p._device
     try:
-        from ember import _devices
         return _devices.cpu()
     except RuntimeError:
         return p._device
 
 
 def _scalar_state(value: float, p: Tensor) -> Tensor:
-    return ember.tensor(float(value), dtype=_get_scalar_dtype(), device=_host_device(p))
+    return tensor(float(value), dtype=_get_scalar_dtype(), device=_host_device(p))
 
 
 def _step0(p: Tensor) -> Tensor:
@@ -133,7 +136,7 @@ def _step0(p: Tensor) -> Tensor:
 
 def _zeros(p: Tensor) -> Tensor:
     """A zero buffer shaped like ``p`` (first value of moment estimates)."""
-    return ember.zeros_like(p).detach()
+    return zeros_like(p).detach()
 
 
 def _to_float(x):
@@ -192,7 +195,7 @@ class Optimizer:
         self._init_hooks()
         if isinstance(params, Tensor):
             raise TypeError("params argument given to the optimizer should be an iterable of Tensors or dicts, but "
-                            "got " + ember.typename(params))
+                            "got " + typename(params))
         self.state: defaultdict = defaultdict(dict)
         self.param_groups: list[dict[str, Any]] = []
         param_groups = list(params)
@@ -423,7 +426,7 @@ class Optimizer:
         for param in tensors:
             if not isinstance(param, Tensor):
                 raise TypeError("optimizer can only optimize Tensors, but one of the params is "
-                                + ember.typename(param))
+                                + typename(param))
             if not self.defaults.get("differentiable", None) and not (param.is_leaf or param.retains_grad):
                 raise ValueError("can't optimize a non-leaf Tensor")
         for name, default in self.defaults.items():
@@ -453,7 +456,7 @@ class Optimizer:
     def _closure_loss(self, closure):
         if closure is None:
             return None
-        with ember.enable_grad():
+        with enable_grad():
             return closure()
 
     def _gather(self, group: dict, init: dict) -> tuple:

@@ -1,7 +1,7 @@
 """Rprop (Riedmiller & Braun 1993): sign-based steps with per-element adaptive step sizes."""
 from __future__ import annotations
 
-import ember
+from ..ops.creation import full_like
 
 from . import _checks
 from .optimizer import Optimizer, _step0, _to_float, _use_grad, _zeros
@@ -47,7 +47,7 @@ class Rprop(Optimizer):
         for group in self.param_groups:
             lr = _to_float(group["lr"])
             params, grads, s = self._gather(group, {"step": _step0, "prev": _zeros,
-                                                    "step_size": lambda p: ember.full_like(p, lr).detach()})
+                                                    "step_size": lambda p: full_like(p, lr).detach()})
             prevs, step_sizes, steps = s["prev"], s["step_size"], s["step"]
             if params:
                 etaminus, etaplus = group["etas"]

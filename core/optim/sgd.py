@@ -2,7 +2,7 @@
 starts as the first gradient and ``lr`` multiplies the whole step)."""
 from __future__ import annotations
 
-import ember
+from ..ops.creation import empty_like
 
 from . import _checks
 from .optimizer import Optimizer, _check_fused, _use_grad
@@ -56,7 +56,7 @@ class SGD(Optimizer):
                     buf = state.get("momentum_buffer")
                     first.append(buf is None)
                     if buf is None:
-                        buf = state["momentum_buffer"] = ember.empty_like(p).detach()
+                        buf = state["momentum_buffer"] = empty_like(p).detach()
                     bufs.append(buf)
             if params:
                 self._update("sgd", group, (params, grads, bufs, first), group["lr"], group["weight_decay"], momentum,

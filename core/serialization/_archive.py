@@ -18,6 +18,7 @@ import numpy as np
 from .._storage import UntypedStorage
 from .._tensor import _make
 from ._rebuild import _BadFile
+from concurrent.futures import ThreadPoolExecutor
 
 
 _ALIGN = 64                      # storage records start at multiples of this (mmap-able, as PyTorch)
@@ -236,7 +237,6 @@ class _Archive:
                 raise _BadFile(f"storage {key!r} is corrupt (CRC-32 mismatch)")
         else:   # check big storages on a helper thread while the next one is read (crc32 drops the GIL)
             if self._pool is None:
-                from concurrent.futures import ThreadPoolExecutor
                 self._pool = ThreadPoolExecutor(1, thread_name_prefix="ember-load-crc")
             self._pending.append((key, zi.CRC, self._pool.submit(zlib.crc32, out)))
         return out

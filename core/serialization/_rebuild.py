@@ -8,6 +8,7 @@ import operator
 from .. import _dtype as D
 from .._storage import UntypedStorage
 from .._tensor import Tensor, _make
+from ..nn.parameter import Parameter
 
 
 class _BadFile(Exception):
@@ -15,12 +16,8 @@ class _BadFile(Exception):
 
 
 def _parameter_class():
-    """``ember.nn.Parameter`` when ``ember.nn`` is importable, else None."""
-    try:
-        from .. import nn
-        return getattr(nn, "Parameter", None)
-    except Exception:  # nn is optional to this module (and may be mid-build)
-        return None
+    """``ember.nn.Parameter`` (checkpoints may hold parameters)."""
+    return Parameter
 
 
 def _index(x, what: str) -> int:

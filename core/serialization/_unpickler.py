@@ -19,6 +19,7 @@ from ._globals import (_SAFE_GLOBALS, _STORAGE_TYPES, _TORCH_DTYPE_ALIASES, _TOR
                        _TORCH_UNSUPPORTED_FUNCS, _safe_device, _safe_size, _StorageType, _user_safe_by_name)
 from ._rebuild import (_BadFile, _as_dtype, _build, _index, _make_parameter_v1, _make_parameter_with_state,
                        _parameter_class, _torch_from_type, _torch_from_type_v2)
+from .. import _devices
 
 
 class _Loader:
@@ -157,7 +158,6 @@ class _Loader:
     def _device(self, spec: str, location: str):
         dev = self.devices.get(spec)
         if dev is None:
-            from .. import _devices
             try:
                 dev = _devices.canonical(spec)
             except (RuntimeError, TypeError, ValueError) as e:

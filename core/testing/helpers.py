@@ -16,6 +16,7 @@ import numpy as np
 
 import ember
 from ember import _dtype as D
+from .. import _devices
 
 
 def _as_device(device):
@@ -23,7 +24,6 @@ def _as_device(device):
 
 
 def backend_for(device):
-    from ember import _devices
     return _devices.canonical(device)._backend
 
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import contextlib
+from .. import _plugins
 
 
 @contextlib.contextmanager
@@ -16,7 +17,6 @@ def registered_plugin(plugin, name: str | None = None):
 
     Kernels it put into a backend that was already loaded stay there (a backend's kernel table
     has no owner per entry); use a fresh backend, or a new op name, in tests."""
-    from ember import _plugins
     registered = _plugins.register_plugin(plugin, name=name)
     try:
         yield registered

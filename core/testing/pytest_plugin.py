@@ -13,7 +13,9 @@
   decomposition and which are missing.
 
 The plugin is loaded wherever ember is installed; it does nothing unless a test asks for
-``device`` (or ``ember_backend``).
+``device`` (or ``ember_backend``). So that a pytest run that does not use ember never imports
+it, this module imports ember inside its functions (one of the documented exceptions to
+module-level imports, see docs/design.md).
 """
 from __future__ import annotations
 
@@ -177,16 +179,23 @@ def pytest_collection_modifyitems(config, items):
 
 
 def coverage_table(backend_name: str) -> str:
-    """Which registered ops run natively on a backend, which by decomposition, which not at all."""
+    """Which registered ops run natively on a backend, which by decomposition, which not at all
+    (composite ops, written in other ops, and views run in the core for every backend)."""
     from ember import _plugins
     from ember.ops import OPS
     from ember.ops.primitives import PRIMITIVES
-    spec = _plugins.backends[backend_name]
+    _plugins.load()  # plugins load lazily: a fresh process knows no backend before this
+    spec = _plugins.backends.get(backend_name)
+    if spec is None:
+        raise KeyError(f"coverage_table: no backend named {backend_name!r} (installed: "
+                       f"{', '.join(sorted(_plugins.backends)) or 'none'})")
     be = _plugins.backend_for(spec.device_type)
-    native, decomposed, missing, core = [], [], [], []
+    native, decomposed, missing, composite, views = [], [], [], [], []
     for name, op in sorted(OPS.items()):
         if op.group == "view":
-            core.append(name)  # metadata-only, done by the core for every backend
+            views.append(name)  # metadata-only, done by the core for every backend
+        elif op.composite:
+            composite.append(name)
         elif name in be.kernels:
             native.append(name)
         elif op.decomposition is not None:
@@ -199,7 +208,8 @@ def coverage_table(backend_name: str) -> str:
     lines.append(f"  native:     {', '.join(native)}")
     lines.append(f"  decomposed: {', '.join(decomposed)}")
     lines.append(f"  missing:    {', '.join(missing) or '-'}")
-    lines.append(f"  views (in the core, for every backend): {', '.join(core)}")
+    lines.append(f"  composite (written in other ops, in the core): {', '.join(composite)}")
+    lines.append(f"  views (in the core, for every backend): {', '.join(views)}")
     if prim_missing:
         lines.append(f"  PRIMITIVES MISSING (the backend contract requires them): {', '.join(prim_missing)}")
     return "\n".join(lines)

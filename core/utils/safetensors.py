@@ -19,6 +19,9 @@ import os
 from typing import Dict, Optional, Union
 
 import numpy as np
+from .. import _devices
+from ..ops.creation import from_host
+from ..serialization._archive import _AtomicFile
 
 try:
     import safetensors as _st
@@ -72,8 +75,6 @@ def _check_metadata(metadata, op: str) -> None:
 
 
 def _to_tensor(arr: np.ndarray, device) -> Tensor:
-    from .. import _devices
-    from ..ops.creation import from_host
     if not arr.flags.writeable:   # a view of a read-only buffer: tensors must be writable
         arr = arr.copy()
     dev = _devices.canonical(device)
@@ -83,7 +84,6 @@ def _to_tensor(arr: np.ndarray, device) -> Tensor:
 def save_file(tensors: Dict[str, Tensor], filename: Union[str, os.PathLike],
               metadata: Optional[Dict[str, str]] = None) -> None:
     """Write ``tensors`` (name -> tensor, any device) to a safetensors file, crash safely."""
-    from ..serialization._archive import _AtomicFile
     arrays = _host_arrays(tensors, "save_file")
     _check_metadata(metadata, "save_file")
     target = _AtomicFile(os.fspath(filename), fsync=True)

@@ -11,6 +11,7 @@ import itertools
 
 from ..._tensor import Tensor
 from ...autograd.function import Function
+from . import module as M
 
 
 class _State:
@@ -25,12 +26,10 @@ class _State:
 
 
 def _pre_hooks(module):
-    from . import module as M
     return itertools.chain(M._global_backward_pre_hooks.values(), module._backward_pre_hooks.values())
 
 
 def _hooks(module):
-    from . import module as M
     return itertools.chain(M._global_backward_hooks.values(), module._backward_hooks.values())
 
 

@@ -6,6 +6,7 @@ from ..._tensor import Tensor
 from .. import functional as F
 from ..parameter import Parameter
 from .module import Module
+from .. import init as _init
 
 __all__ = ["ReLU", "ReLU6", "LeakyReLU", "PReLU", "RReLU", "ELU", "SELU", "CELU", "GELU", "SiLU", "Mish", "Sigmoid",
            "Tanh", "Hardtanh", "Hardswish", "Hardsigmoid", "Softplus", "Softsign", "Tanhshrink", "Hardshrink",
@@ -84,7 +85,6 @@ class PReLU(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        from .. import init as _init
         _init.constant_(self.weight, self.init)
 
     def forward(self, input: Tensor) -> Tensor:

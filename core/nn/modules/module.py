@@ -16,6 +16,11 @@ from ... import _state
 from ..._tensor import Tensor
 from ..._graph import RemovableHandle
 from ..parameter import Buffer, Parameter
+from ... import _devices
+from ..._device import device as _device_cls
+from ._backward_hooks import wrap_inputs
+from ._backward_hooks import wrap_outputs
+from ...ops import creation as _factory
 
 __all__ = ["Module", "register_module_forward_pre_hook", "register_module_forward_hook",
            "register_module_full_backward_hook", "register_module_full_backward_pre_hook"]
@@ -160,7 +165,6 @@ class Module:
                         or _global_backward_pre_hooks)
         state = None
         if bw_hooks and _grad.enabled:
-            from ._backward_hooks import wrap_inputs
             state, args = wrap_inputs(self, args)
         try:
             result = self.forward(*args, **kwargs)
@@ -180,7 +184,6 @@ class Module:
             if r is not None:
                 result = r
         if state is not None:
-            from ._backward_hooks import wrap_outputs
             result = wrap_outputs(state, result)
         return result
 
@@ -751,7 +754,6 @@ class Module:
         return self._apply(lambda t: t.type(dst_type))
 
     def to_empty(self, *, device=None, recurse: bool = True) -> "Module":
-        from ...ops import creation as _factory
         return self._apply(lambda t: _factory.empty_like(t, device=device), recurse)
 
     def compile(self, *args, **kwargs) -> None:
@@ -793,8 +795,6 @@ class _NoGrad:
 
 
 def _parse_to(args, kwargs):
-    from ... import _devices
-    from ..._device import device as _device_cls
     device = kwargs.pop("device", None)
     dtype = kwargs.pop("dtype", None)
     kwargs.pop("non_blocking", None)

@@ -8,6 +8,8 @@ from ..modules.module import Module
 from .parallel_apply import parallel_apply
 from .replicate import replicate
 from .scatter_gather import gather, scatter_kwargs
+from ..._device import device
+from ... import _plugins
 
 
 def _device_of(module: Module):
@@ -19,7 +21,6 @@ def _device_of(module: Module):
 
 
 def _as_device(d, device_type: str):
-    from ... import device
     if hasattr(d, "type"):
         return d
     if isinstance(d, int):
@@ -46,7 +47,6 @@ class DataParallel(Module):
         home = _device_of(module)
         dev_type = home.type if home is not None else "cpu"
         if device_ids is None:
-            from ... import _plugins
             try:
                 count = _plugins.backend_for(dev_type).device_count()
             except RuntimeError:

@@ -16,13 +16,19 @@ from typing import Any, Iterator
 from ... import _tensor
 from ...autograd import engine, no_grad
 from ..modules.module import Module
+from ... import distributed
+from ...ops.creation import zeros
+from ...ops.shape import cat
+from ...autograd import is_grad_enabled
+from ..._graph import AccumulateGrad
+from ...distributed import ReduceOp
+from ..._dtype import int32
 
 _MiB = 1024 * 1024
 _FIRST_BUCKET_BYTES = 1 * _MiB  # a small first bucket starts the first all-reduce early (as PyTorch)
 
 
 def _dist():
-    from ... import distributed
     return distributed
 
 
@@ -32,7 +38,6 @@ class _Bucket:
     __slots__ = ("index", "flat", "params", "slots", "pending", "work")
 
     def __init__(self, index: int, params: list, device, dtype) -> None:
-        from ... import zeros
         self.index = index
         self.params = params                     # indices into DDP's parameter list
         n = sum(p.numel() for _, p in params)
@@ -164,7 +169,6 @@ class DistributedDataParallel(Module):
 
     def _broadcast_coalesced(self, tensors: list, root: int = 0) -> None:
         """Broadcast ``tensors`` from group rank ``root``: one flat message per device and dtype."""
-        from ... import cat
         pg = self.process_group
         if pg.size() == 1 or not tensors:
             return
@@ -208,7 +212,6 @@ class DistributedDataParallel(Module):
 
     # -- forward ------------------------------------------------------------------------------
     def forward(self, *inputs: Any, **kwargs: Any) -> Any:
-        from ...autograd import is_grad_enabled
         sync = is_grad_enabled() and self.require_backward_grad_sync
         self.require_forward_param_sync = sync
         if sync and self.broadcast_buffers:
@@ -222,7 +225,6 @@ class DistributedDataParallel(Module):
 
     def _unreached(self, out) -> set:
         """Indices of the parameters whose AccumulateGrad node the output's graph does not reach."""
-        from ..._graph import AccumulateGrad
         seen, stack, used = set(), [], set()
         for t in _tensors_in(out, []):
             if t.grad_fn is not None:
@@ -291,7 +293,6 @@ class DistributedDataParallel(Module):
     def _launch_ready(self, st: dict) -> None:
         """Start the all-reduce of every complete bucket, in bucket order (the order must be the
         same on every rank: MPI matches collectives by their order)."""
-        from ...distributed import ReduceOp
         pg = self.process_group
         while st["next"] < len(self._buckets) and self._buckets[st["next"]].pending == 0:
             b = self._buckets[st["next"]]
@@ -341,8 +342,6 @@ class DistributedDataParallel(Module):
 
     def _globally_used(self, used: set) -> set:
         """The parameters some rank used (a MAX all-reduce of each rank's used flags)."""
-        from ... import int32, zeros
-        from ...distributed import ReduceOp
         pg = self.process_group
         if pg.size() == 1:
             return used

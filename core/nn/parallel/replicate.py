@@ -6,6 +6,7 @@ from typing import Sequence
 
 from ...autograd import no_grad
 from ..modules.module import Module
+from ..._device import device as _device
 
 
 def _shallow_copy(m: Module) -> Module:
@@ -26,7 +27,6 @@ def replicate(network: Module, devices: Sequence, detach: bool = False) -> list:
     history. On the original's own device a replica shares the original's tensors, so in-place
     buffer updates there (batch-norm statistics) are kept, as in PyTorch.
     """
-    from ... import device as _device
     devs = [_device(d) if not hasattr(d, "type") else d for d in devices]
     modules = list(network.modules())
     out = []

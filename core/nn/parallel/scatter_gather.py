@@ -9,6 +9,8 @@ import warnings
 from typing import Any, Sequence
 
 from ..._tensor import Tensor
+from ..._device import device as _device
+from ...ops.shape import cat
 
 
 def _is_namedtuple(obj) -> bool:
@@ -16,7 +18,6 @@ def _is_namedtuple(obj) -> bool:
 
 
 def _scatter_tensor(t: Tensor, devices: Sequence, dim: int) -> list:
-    from ... import device as _device
     chunks = t.chunk(len(devices), dim)
     return [c.to(_device(d)) for c, d in zip(chunks, devices)]
 
@@ -58,8 +59,6 @@ def gather(outputs: Any, target_device, dim: int = 0) -> Any:
     """Join the replicas' outputs on ``target_device``: tensors concatenated along ``dim``
     (0-d tensors stacked into a vector, with a warning, as PyTorch), containers element by
     element, any other value as the list of the replicas' values."""
-    from ... import cat
-    from ... import device as _device
     target = _device(target_device) if not hasattr(target_device, "type") else target_device
 
     def gather_map(outs):

@@ -11,6 +11,7 @@ from ..._tensor import Tensor
 from .. import functional as F
 from ..modules.module import Module
 from . import parametrize
+from ..modules.conv import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 
 __all__ = ["weight_norm", "spectral_norm"]
 
@@ -99,7 +100,6 @@ def spectral_norm(module: Module, name: str = "weight", n_power_iterations: int 
     if not isinstance(weight, Tensor):
         raise ValueError(f"Module '{module}' has no parameter or buffer with name '{name}'")
     if dim is None:
-        from ..modules.conv import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
         dim = 1 if isinstance(module, (ConvTranspose1d, ConvTranspose2d, ConvTranspose3d)) else 0
     parametrize.register_parametrization(module, name, _SpectralNorm(weight, n_power_iterations, dim, eps))
     return module

@@ -8,10 +8,10 @@ from typing import Sequence
 from ember.optim.optimizer import Optimizer
 
 from ._base import LRScheduler, group_values, set_group_value
+from ._plateau import ReduceLROnPlateau
 
 
 def _check_members(owner: str, optimizer, schedulers) -> None:
-    from ._plateau import ReduceLROnPlateau
     for i, s in enumerate(schedulers):
         if not hasattr(s, "optimizer"):
             raise TypeError(f"{owner} at index {i} should have `optimizer` as its attribute.")

@@ -25,6 +25,8 @@ from ._utils.pool import WorkerPool
 from ._utils.worker import get_worker_info
 from .dataset import Dataset, IterableDataset
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler, _InfiniteConstantSampler
+from ...ops.creation import empty
+from ... import _dtype as D
 
 T_co = TypeVar("T_co", covariant=True)
 
@@ -33,8 +35,6 @@ __all__ = ["DataLoader", "default_collate", "default_convert", "get_worker_info"
 
 def _draw_base_seed(generator) -> int:
     """A random non-negative int64 from ``generator`` (ember's default generator when None)."""
-    from ...ops.creation import empty
-    from ... import _dtype as D
     return int(empty((), dtype=D.int64).random_(generator=generator).item())
 
 

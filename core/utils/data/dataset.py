@@ -10,6 +10,9 @@ import warnings
 from typing import Generic, Iterable, Iterator, Sequence, TypeVar
 
 from ..._tensor import Tensor
+from ...ops.random import default_generator
+from ...ops.random import randperm
+from ..._devices import cpu
 
 T_co = TypeVar("T_co", covariant=True)
 T = TypeVar("T")
@@ -226,9 +229,6 @@ def random_split(dataset: Dataset[T], lengths: Sequence[int | float], generator=
     >>> len(train), len(val)
     (8, 2)
     """
-    from ...ops.random import default_generator
-    from ...ops.random import randperm
-    from ..._devices import cpu
     if generator is None:
         generator = default_generator(cpu())
     lengths = list(lengths)

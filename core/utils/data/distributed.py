@@ -6,6 +6,7 @@ import math
 from typing import Iterator, TypeVar
 
 from .sampler import Sampler
+from ...ops.random import Generator, randperm
 
 T_co = TypeVar("T_co", covariant=True)
 
@@ -76,7 +77,6 @@ class DistributedSampler(Sampler[T_co]):
     def __iter__(self) -> Iterator[T_co]:
         n = len(self.dataset)
         if self.shuffle:
-            from ...ops.random import Generator, randperm
             g = Generator().manual_seed(self.seed + self.epoch)
             indices = randperm(n, generator=g).tolist()
         else:

@@ -6,6 +6,13 @@ from __future__ import annotations
 
 import warnings
 from typing import Generic, Iterable, Iterator, Sequence, Sized, TypeVar
+from ...ops.random import Generator
+from ...ops.creation import empty
+from ... import _dtype as D
+from ...ops.random import randint, randperm
+from ...ops.random import randperm
+from ...ops.creation import as_tensor
+from ...ops.random import multinomial
 
 T_co = TypeVar("T_co", covariant=True)
 
@@ -27,11 +34,8 @@ class Sampler(Generic[T_co]):
 
 def _private_generator(generator):
     """``generator``, or a fresh cpu generator seeded from ember's default generator."""
-    from ...ops.random import Generator
     if generator is not None:
         return generator
-    from ...ops.creation import empty
-    from ... import _dtype as D
     seed = int(empty((), dtype=D.int64).random_().item())
     return Generator().manual_seed(seed)
 
@@ -71,7 +75,6 @@ class RandomSampler(Sampler[int]):
         return len(self.data_source) if self._num_samples is None else self._num_samples
 
     def __iter__(self) -> Iterator[int]:
-        from ...ops.random import randint, randperm
         n = len(self.data_source)
         g = _private_generator(self.generator)
         ns = self.num_samples
@@ -98,7 +101,6 @@ class SubsetRandomSampler(Sampler[int]):
         self.generator = generator
 
     def __iter__(self) -> Iterator[int]:
-        from ...ops.random import randperm
         for i in randperm(len(self.indices), generator=self.generator).tolist():
             yield self.indices[i]
 
@@ -112,8 +114,6 @@ class WeightedRandomSampler(Sampler[int]):
 
     def __init__(self, weights: Sequence[float], num_samples: int, replacement: bool = True,
                  generator=None) -> None:
-        from ...ops.creation import as_tensor
-        from ... import _dtype as D
         if not isinstance(num_samples, int) or isinstance(num_samples, bool) or num_samples <= 0:
             raise ValueError(f"num_samples should be a positive integer value, but got num_samples={num_samples}")
         if not isinstance(replacement, bool):
@@ -130,7 +130,6 @@ class WeightedRandomSampler(Sampler[int]):
         self.generator = generator
 
     def __iter__(self) -> Iterator[int]:
-        from ...ops.random import multinomial
         yield from multinomial(self.weights, self.num_samples, self.replacement, generator=self.generator).tolist()
 
     def __len__(self) -> int:

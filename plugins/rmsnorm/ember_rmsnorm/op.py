@@ -1,4 +1,5 @@
-"""The ``rms_norm`` op: declaration (meta, decomposition, backward) and its python front end.
+"""The ``rms_norm`` op: its declaration (meta, decomposition, backward), which ember turns into the
+front end ``ember.rms_norm`` / ``ember.ops.rms_norm`` (with ``out=``), as it does for its own ops.
 
 ``rms_norm(input, normalized_shape, weight=None, eps=None)`` normalises over the trailing
 ``normalized_shape`` dims by the root mean square, ``y = x / sqrt(mean(x^2) + eps) * weight``
@@ -16,7 +17,7 @@ from ember import Tensor
 
 __all__ = ["rms_norm", "rms_norm_meta", "declare"]
 
-OP = None  # the OpDef, set by declare() when ember registers the plugin's ops
+FRONT = None  # the front end ember generated from the declaration (set by declare())
 
 
 def _desc(t) -> str:
@@ -38,7 +39,10 @@ def _shape_arg(normalized_shape) -> tuple:
 
 def rms_norm_meta(input, normalized_shape, weight=None, eps=None) -> tuple:
     """Validate the arguments (raising PyTorch's exception types, naming shapes, dtypes and
-    devices) and return the result's ``(shape, dtype)``; runs no backend code."""
+    devices) and return the dispatch plan ``(device, kernel_args, inputs)``: the kernel (or the
+    decomposition) gets ``(input, weight or None, k, eps)`` with ``k`` the number of normalised
+    dims; autograd differentiates with respect to ``input`` (and ``weight``). Runs no backend
+    code."""
     if not isinstance(input, Tensor):
         raise TypeError(f"rms_norm(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
     ns = _shape_arg(normalized_shape)
@@ -67,23 +71,22 @@ def rms_norm_meta(input, normalized_shape, weight=None, eps=None) -> tuple:
                                f"{_desc(weight)})")
     if eps is not None and (isinstance(eps, bool) or not isinstance(eps, numbers.Real)):
         raise TypeError(f"rms_norm(): argument 'eps' must be a float or None, not {type(eps).__name__}")
-    return tuple(input.shape), input.dtype
+    eps = ember.finfo(input.dtype).eps if eps is None else float(eps)
+    inputs = (input,) if weight is None else (input, weight)
+    return input.device, (input, weight, k, eps), inputs
 
 
 def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, eps: float | None = None) -> Tensor:
     """``input / sqrt(mean(input^2 over the trailing normalized_shape dims) + eps) * weight``;
     ``eps`` defaults to ``ember.finfo(input.dtype).eps``. Differentiable twice, on every backend
-    (a fused kernel on cpu_numpy and opencl, the decomposition elsewhere)."""
-    rms_norm_meta(input, normalized_shape, weight, eps)
-    if OP is None:  # the module was imported before ember loaded its plugins
+    (a fused kernel on cpu_numpy and opencl, the decomposition elsewhere). The same as
+    ``ember.rms_norm`` (usable before ember has loaded its plugins)."""
+    if FRONT is None:  # the module was imported before ember loaded its plugins
         ember.plugins()
-        if OP is None:
+        if FRONT is None:
             raise RuntimeError("rms_norm: the ember-rmsnorm plugin is not registered with ember (is it blocked by "
                                "EMBER_DISABLE_PLUGINS? `ember plugins` shows its state)")
-    k = len(_shape_arg(normalized_shape))
-    eps = ember.finfo(input.dtype).eps if eps is None else float(eps)
-    inputs = (input,) if weight is None else (input, weight)
-    return ember.ops.dispatch(OP, input.device, (input, weight, k, eps), inputs)
+    return FRONT(input, normalized_shape, weight, eps)
 
 
 # -- decomposition and backward, in ember ops (so double backward works on every backend) -----------
@@ -131,7 +134,7 @@ def backward(ctx, grad):
 
 
 def declare(register) -> None:
-    """Register the op with ember (called from the plugin's ``ember_register_ops`` hook)."""
-    global OP
-    OP = register("rms_norm", rms_norm, meta=rms_norm_meta, decomposition=decomposition, backward=backward,
-                  group="nn", doc=rms_norm.__doc__)
+    """Declare the op to ember (called from the plugin's ``ember_register_ops`` hook)."""
+    global FRONT
+    FRONT = register("rms_norm", rms_norm_meta, decomposition=decomposition, backward=backward, group="nn",
+                     doc=rms_norm.__doc__)

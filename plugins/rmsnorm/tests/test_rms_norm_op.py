@@ -20,9 +20,14 @@ DTYPES = (ember.float32, ember.float64, ember.float16, ember.bfloat16)
 
 def test_reachable_after_install():
     import ember_rmsnorm.op
-    assert ember.ops.rms_norm is ember.rms_norm is ember_rmsnorm.op.rms_norm
     op = ember.ops.OPS["rms_norm"]
+    assert ember.ops.rms_norm is ember.rms_norm is ember_rmsnorm.op.FRONT is op.fn
     assert op.plugin == "rmsnorm" and op.meta is not None and op.decomposition is not None and op.backward is not None
+    # the front end is generated from the declaration, as for ember's own ops: it has out=
+    x = ember.randn(2, 3)
+    out = ember.empty(2, 3)
+    assert ember.rms_norm(x, (3,), out=out) is out
+    assert_close(out, ember_rmsnorm.op.rms_norm(x, (3,)))
 
 
 def test_values_and_gradients(device):

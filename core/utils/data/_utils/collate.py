@@ -19,6 +19,12 @@ from typing import Callable
 import numpy as np
 
 from ...._tensor import Tensor
+from ....ops.creation import as_tensor
+from .... import ops
+from .shm import stack_shared, using_shm
+from .worker import get_worker_info
+from ....ops.creation import tensor
+from .... import _dtype as D
 
 np_str_obj_array_pattern = re.compile(r"[SaUO]")
 
@@ -27,7 +33,6 @@ default_collate_err_msg_format = (
 
 
 def _as_tensor(x):
-    from ....ops.creation import as_tensor
     return as_tensor(x)
 
 
@@ -132,9 +137,6 @@ def collate(batch, *, collate_fn_map: dict | None = None):
 
 def collate_tensor_fn(batch, *, collate_fn_map: dict | None = None):
     """Stack tensors along a new first dimension (into shared memory inside a worker)."""
-    from .... import ops
-    from .shm import stack_shared, using_shm
-    from .worker import get_worker_info
     if get_worker_info() is not None and using_shm():
         out = stack_shared(batch)
         if out is not None:
@@ -161,13 +163,10 @@ def collate_numpy_scalar_fn(batch, *, collate_fn_map: dict | None = None):
 
 
 def collate_float_fn(batch, *, collate_fn_map: dict | None = None):
-    from ....ops.creation import tensor
-    from .... import _dtype as D
     return tensor(batch, dtype=D.float64)
 
 
 def collate_int_fn(batch, *, collate_fn_map: dict | None = None):
-    from ....ops.creation import tensor
     return tensor(batch)
 
 

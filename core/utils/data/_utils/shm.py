@@ -33,6 +33,10 @@ import warnings
 import weakref
 
 import numpy as np
+from multiprocessing import resource_tracker
+from ....ops.creation import from_numpy
+from ...._dtype import to_dtype
+from ....ops.creation import empty, from_numpy
 
 try:  # the module behind multiprocessing.shared_memory on POSIX systems
     import _posixshmem
@@ -76,7 +80,6 @@ def prepare() -> None:
     """Run in the main process before starting workers: the resource tracker must be running
     so that the workers (forked, spawned or forkserved) share it with this process."""
     if AVAILABLE:
-        from multiprocessing import resource_tracker
         resource_tracker.ensure_running()
 
 
@@ -97,7 +100,6 @@ def release_orphans(pids, token: str) -> None:
     (a worker killed while making a batch). Call only once those workers have exited and their
     pipes are drained. Needs a listable ``/dev/shm`` (Linux); elsewhere the resource tracker
     unlinks them when the program ends."""
-    from multiprocessing import resource_tracker
     if not AVAILABLE or not os.path.isdir("/dev/shm"):
         return
     prefixes = tuple(f"ember_{p:x}_{token}_" for p in pids if p is not None)
@@ -118,7 +120,6 @@ class SharedMemoryFull(OSError):
 
 
 def _create(nbytes: int):
-    from multiprocessing import resource_tracker
     name = _new_name()
     fd = _posixshmem.shm_open(name, os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o600)
     try:
@@ -151,7 +152,6 @@ def _attach(name: str, nbytes: int):
 
 def release(name: str) -> None:
     """Unlink a segment's name and stop tracking it (its mappings stay valid)."""
-    from multiprocessing import resource_tracker
     try:
         _posixshmem.shm_unlink(name)
     except FileNotFoundError:
@@ -175,7 +175,6 @@ def _warn_full(e) -> None:
 def empty_shared(shape: tuple, dtype):
     """A new contiguous cpu tensor whose storage is a fresh shared-memory segment, or None when
     that is not possible here (no shared memory, zero bytes, a cpu backend that copies)."""
-    from ....ops.creation import from_numpy
     n = 1
     for s in shape:
         n *= s
@@ -358,8 +357,6 @@ def discard(segments) -> None:
 
 
 def _build(d, maps):
-    from ...._dtype import to_dtype
-    from ....ops.creation import empty, from_numpy
     kind = d[0]
     if kind == "T":
         _, name, off, shape, stride, dname, rg = d

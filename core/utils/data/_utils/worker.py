@@ -18,6 +18,10 @@ import random
 import signal
 from dataclasses import dataclass
 
+import numpy as np
+
+from ...._threads import set_num_threads
+from ....ops.random import manual_seed
 from . import shm
 from .errors import ExceptionWrapper
 from .fetch import _DatasetKind
@@ -55,14 +59,9 @@ def seed_worker(base_seed: int, worker_id: int) -> int:
     """Seed this process's generators as PyTorch does: ember's default generators and python's
     ``random`` with ``base_seed + worker_id``, numpy's global generator with a 128-bit state
     derived from both (so seeds of neighbouring workers do not give overlapping streams)."""
-    import ember
     seed = base_seed + worker_id
     random.seed(seed)
-    ember.manual_seed(seed)
-    try:
-        import numpy as np
-    except ImportError:  # pragma: no cover - numpy is a dependency of the core
-        return seed
+    manual_seed(seed)
     np.random.seed(np.random.SeedSequence([base_seed, worker_id]).generate_state(4))
     return seed
 
@@ -79,8 +78,7 @@ def _worker_loop(dataset_kind, dataset, conn, auto_collation, collate_fn, drop_l
     where = f"in DataLoader worker process {worker_id}"
     init_error = fetcher = None
     try:
-        import ember
-        ember.set_num_threads(1)  # workers run side by side: one BLAS thread each, as PyTorch
+        set_num_threads(1)  # workers run side by side: one BLAS thread each, as PyTorch
         seed = seed_worker(base_seed, worker_id)
         _worker_info = WorkerInfo(id=worker_id, num_workers=num_workers, seed=seed, dataset=dataset)
         if init_fn is not None:
