@@ -14,7 +14,7 @@ from ember.backend import Backend, UntypedStorage, make_tensor
 
 from . import runtime
 from .kernels import KERNELS, OUT_KERNELS
-from .kernels.elementwise import cstrides, new_tensor
+from .kernels.tensors import cstrides, new_tensor
 from .kernels.memory import to_host
 from .kernels.random import PhiloxGenerator
 

@@ -41,7 +41,7 @@ import ember
 
 from .kernels.args import Args, meta_struct, read_slot, scalar_slot
 from .kernels.args import pack_slots as pack
-from .kernels.elementwise import cl_dev as _cl_dev
+from .kernels.tensors import cl_dev as _cl_dev
 from .kernels.layout import round_up
 from .kernels.types import CT, T as _T, preamble
 from .runtime import CLDevice, OpenCLError, check

@@ -18,43 +18,11 @@ import functools
 import math
 
 from ember.backend import Tensor
-from ember.backend import make_tensor as _make
-from ember.backend import UntypedStorage
-from ember.backend import contiguous_strides
 
 from . import layout as L
 from .args import Args
+from .tensors import expanded, new_tensor
 from .types import T, preamble, vload, vstore
-
-_CSTR: dict = {}
-
-
-def cstrides(shape: tuple) -> tuple:
-    st = _CSTR.get(shape)
-    if st is None:
-        st = _CSTR[shape] = contiguous_strides(shape)
-    return st
-
-
-def new_tensor(cd, shape: tuple, dtype, device) -> Tensor:
-    """A new contiguous opencl tensor (uninitialised)."""
-    nbytes = math.prod(shape) * dtype.itemsize
-    return _make(UntypedStorage(cd.alloc(nbytes), nbytes, device), shape, cstrides(shape), 0, dtype, device)
-
-
-def _expanded(x: Tensor, shape: tuple) -> Tensor:
-    return view(x, shape, L.bstrides(x, shape))
-
-
-def view(t: Tensor, shape: tuple, stride: tuple | None = None, offset: int | None = None) -> Tensor:
-    """A tensor over ``t``'s storage with other geometry (internal: no autograd, no base)."""
-    return _make(t._storage, shape, cstrides(shape) if stride is None else stride,
-                 t._offset if offset is None else offset, t._dtype, t._device)
-
-
-def cl_dev(t: Tensor):
-    return t._storage._data.dev
-
 
 # operand names in expressions (fused kernels take up to seven)
 NAMES = ("a", "b", "c", "d", "e", "f", "h")
@@ -220,7 +188,7 @@ def run(opkey, expr: str, ot, operands: list, shape: tuple, out: Tensor | None, 
                 raise RuntimeError(f"opencl:{cd.index}: a {len(shape)}-d elementwise kernel needs {A.nbytes} bytes "
                                    f"of arguments; the device allows {cd.max_param} (CL_DEVICE_MAX_PARAMETER_SIZE)")
             from .memory import clone
-            dense = [x if x.__class__ is tuple else clone(_expanded(x, shape)) for x in operands]
+            dense = [x if x.__class__ is tuple else clone(expanded(x, shape)) for x in operands]
             return run(opkey, expr, ot, dense, shape, out, device, cd, needs_err, helpers, vexpr)
         meta = A.pack(n=inner if lay == "nd" else n, off_o=out._offset, off=offs, shape=csh,
                       st=[s for st in csts for s in st], **scal)

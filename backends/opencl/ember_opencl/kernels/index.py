@@ -14,8 +14,8 @@ from ember.backend import dtypes as D
 from ember.backend import Tensor
 from ember.backend import index_error
 
-from . import elementwise as ew
 from . import layout as L
+from . import tensors as tn
 from .args import Args
 from .types import T, TYPES, preamble
 
@@ -61,21 +61,20 @@ def _gather_src(xt, R):
 
 def _gather(x: Tensor, d: int, index: Tensor, op: str) -> Tensor:
     """out[p] = x[p with coordinate d replaced by index[p]] over ``index``'s shape (any strides)."""
-    cd = ew.cl_dev(x)
+    cd = tn.cl_dev(x)
     xt = T(x._dtype)
     shape = index._shape
-    out = ew.new_tensor(cd, shape, x._dtype, x._device)
+    out = tn.new_tensor(cd, shape, x._dtype, x._device)
     n = out.numel()
     if n == 0:
         return out
     if not shape:  # 0-d
-        x, index, shape, d = ew.view(x, (1,), (0,)), ew.view(index, (1,), (0,)), (1,), 0
+        x, index, shape, d = tn.view(x, (1,), (0,)), tn.view(index, (1,), (0,)), (1,), 0
     R = len(shape)
     meta = _gather_args(R).pack(n=n, off_i=index._offset, off_x=x._offset, size=x._shape[d], st_d=x._stride[d],
                                 shape=shape, st_i=index._stride, st_x=_region_strides(x, d, True))
     k = cd.kernel(("gather", xt.name, R), lambda: _gather_src(xt, R))
-    cd.launch(k, (L.round_up(n, 64),), (64,),
-              (out._storage._data.cl, index._storage._data.cl, x._storage._data.cl, cd.error_buffer()), meta)
+    tn.launch_1d(cd, k, n, (out, index, x, cd.error_buffer()), meta, 64)
     _raise_if_bad(cd, op, d, x._shape[d])
     return out
 
@@ -88,13 +87,13 @@ def k_index_select(x: Tensor, d: int, index: Tensor) -> Tensor:
     """A gather whose index is ``index`` (1-D) broadcast over every dim but ``d``."""
     if len(index._shape) != 1:
         from .memory import clone
-        index = ew.view(clone(index), (index.numel(),))
+        index = tn.view(clone(index), (index.numel(),))
     if not x._shape:
-        x = ew.view(x, (1,), (0,))
+        x = tn.view(x, (1,), (0,))
     shape = x._shape[:d] + (index._shape[0],) + x._shape[d + 1:]
     ist = [0] * len(shape)
     ist[d] = index._stride[0]
-    return _gather(x, d, ew.view(index, shape, tuple(ist)), "index_select")
+    return _gather(x, d, tn.view(index, shape, tuple(ist)), "index_select")
 
 
 # -- scatter_add -------------------------------------------------------------------------------
@@ -156,14 +155,14 @@ def scatter_add_into(out: Tensor, d: int, index: Tensor, src: Tensor, op: str = 
     """Add ``src`` into the contiguous tensor ``out`` at ``index`` along ``d`` (in place).
     ``check=False`` (indices this backend produced itself) skips reading the error flag, so the
     queue does not wait; the kernel still never writes out of bounds."""
-    cd = ew.cl_dev(out)
+    cd = tn.cl_dev(out)
     xt, st = T(out._dtype), T(src._dtype)
     shape = index._shape
     n = math.prod(shape)
     if n == 0:
         return out
     if not shape:
-        out, index, src, shape, d = ew.view(out, (1,)), ew.view(index, (1,), (0,)), ew.view(src, (1,), (0,)), (1,), 0
+        out, index, src, shape, d = tn.view(out, (1,)), tn.view(index, (1,), (0,)), tn.view(src, (1,), (0,)), (1,), 0
     R = len(shape)
     atomic = _atomic_add(xt, cd) if st is xt else None
     serial = atomic is None or n <= 4096  # small or without atomics: one work-item, in order (deterministic)
@@ -210,24 +209,22 @@ def _nz_src(R):
 
 
 def k_nonzero(x: Tensor) -> Tensor:
-    cd = ew.cl_dev(x)
+    cd = tn.cl_dev(x)
     R = len(x._shape)
     n = x.numel()
     if n == 0:
-        return ew.new_tensor(cd, (0, R), D.int64, x._device)
+        return tn.new_tensor(cd, (0, R), D.int64, x._device)
     from .pointwise import KERNELS as PW
     from .scan import scan
     flag = PW["ne"](x, False if x._dtype is D.bool else 0)  # contiguous bool
-    flat = ew.view(flag, (n,))
+    flat = tn.view(flag, (n,))
     pos = scan("cumsum", flat, 0, D.int64)
-    total = int(ew.view(pos, (), (), n - 1).item())
-    out = ew.new_tensor(cd, (total, R), D.int64, x._device)
+    total = int(tn.view(pos, (), (), n - 1).item())
+    out = tn.new_tensor(cd, (total, R), D.int64, x._device)
     if total == 0 or R == 0:
         return out
     k = cd.kernel(("nonzero", R), lambda: _nz_src(R))
-    cd.launch(k, (L.round_up(n, 256),), (256,),
-              (out._storage._data.cl, flag._storage._data.cl, pos._storage._data.cl),
-              _nz_args(R).pack(n=n, shape=x._shape))
+    tn.launch_1d(cd, k, n, (out, flag, pos), _nz_args(R).pack(n=n, shape=x._shape))
     return out
 
 

@@ -20,8 +20,8 @@ import math
 from ember.backend import Tensor
 from ember.backend import broadcast_shapes
 
-from . import elementwise as ew
 from . import layout as L
+from . import tensors as tn
 from .args import Args
 from .types import T, TYPES, preamble, vload, vstore
 
@@ -129,18 +129,18 @@ def _contig(x: Tensor) -> Tensor:
 
 
 def matmul(a: Tensor, b: Tensor) -> Tensor:
-    cd = ew.cl_dev(a)
+    cd = tn.cl_dev(a)
     dev = a._device
     va, vb = a.dim() == 1, b.dim() == 1
     if va:
-        a = ew.view(a, (1,) + a._shape, (0,) + a._stride)
+        a = tn.view(a, (1,) + a._shape, (0,) + a._stride)
     if vb:
-        b = ew.view(b, b._shape + (1,), b._stride + (1,))
+        b = tn.view(b, b._shape + (1,), b._stride + (1,))
     Mr, K = a._shape[-2], a._shape[-1]
     N = b._shape[-1]
     batch = broadcast_shapes(a._shape[:-2], b._shape[:-2], "matmul")
     out_shape = batch + (Mr, N)
-    out = ew.new_tensor(cd, out_shape, a._dtype, dev)
+    out = tn.new_tensor(cd, out_shape, a._dtype, dev)
     final = out_shape
     if va and vb:
         final = batch
@@ -149,11 +149,11 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
     elif vb:
         final = batch + (Mr,)
     if out.numel() == 0:
-        return ew.view(out, final) if final != out_shape else out
+        return tn.view(out, final) if final != out_shape else out
     if K == 0:
         from .memory import k_fill_
         k_fill_(out, 0)
-        return ew.view(out, final) if final != out_shape else out
+        return tn.view(out, final) if final != out_shape else out
     t = T(a._dtype)
     fast = t.name in ("float32", "float64")
     kind = "naive"
@@ -197,7 +197,7 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
         g0, g1 = (N + TN - 1) // TN, (Mr + TM - 1) // TM
         l0, l1 = min(8, g0), min(2, g1)
         cd.launch(k, (L.round_up(g0, l0), L.round_up(g1, l1), B), (l0, l1, 1), bufs, meta)
-    return ew.view(out, final) if final != out_shape else out
+    return tn.view(out, final) if final != out_shape else out
 
 
 class _BV:
@@ -217,4 +217,13 @@ def k_matmul(a, b):
     return matmul(a, b)
 
 
-KERNELS = {"matmul": k_matmul}
+def k_linear(x, w, b):
+    wt = tn.view(w, (w._shape[1], w._shape[0]), (w._stride[1], w._stride[0]), w._offset)
+    r = matmul(x, wt)
+    if b is None:
+        return r
+    from .pointwise import KERNELS as PW
+    return PW["add"](r, b, r)
+
+
+KERNELS = {"matmul": k_matmul, "linear": k_linear}

@@ -9,6 +9,7 @@ from ember.backend import Tensor, UntypedStorage, make_tensor
 
 from ..runtime import open_device
 from . import elementwise as ew
+from . import tensors as tn
 from .types import T, cast
 
 
@@ -27,7 +28,7 @@ def _transfer(src: Tensor, device, cd) -> Tensor:
     """``src`` (on another opencl device) as a contiguous tensor on ``device``."""
     host = to_host(src)
     buf = cd.from_host(host)
-    return make_tensor(UntypedStorage(buf, host.nbytes, device), src._shape, ew.cstrides(src._shape), 0, src._dtype,
+    return make_tensor(UntypedStorage(buf, host.nbytes, device), src._shape, tn.cstrides(src._shape), 0, src._dtype,
                        device)
 
 
@@ -36,7 +37,7 @@ def _same_block(dst: Tensor, src: Tensor) -> bool:
 
 
 def k_copy_(dst: Tensor, src: Tensor) -> Tensor:
-    cd = ew.cl_dev(dst)
+    cd = tn.cl_dev(dst)
     if src._device is not dst._device:
         if src._device._type != dst._device._type:
             raise RuntimeError(f"copy_: the opencl kernel can't read a tensor on {src._device}")
@@ -58,16 +59,16 @@ def k_copy_(dst: Tensor, src: Tensor) -> Tensor:
 
 
 def k_fill_(dst: Tensor, value) -> Tensor:
-    cd = ew.cl_dev(dst)
+    cd = tn.cl_dev(dst)
     t = T(dst._dtype)
     ew.run("fill", "a", t, [(value, t)], dst._shape, dst, dst._device, cd)
     return dst
 
 
 def clone(x: Tensor) -> Tensor:
-    cd = ew.cl_dev(x)
+    cd = tn.cl_dev(x)
     if x.is_contiguous():
-        out = ew.new_tensor(cd, x._shape, x._dtype, x._device)
+        out = tn.new_tensor(cd, x._shape, x._dtype, x._device)
         n = x.numel()
         if n:
             isz = x._dtype.itemsize
@@ -85,9 +86,25 @@ def k_to_copy(x: Tensor, dtype, device) -> Tensor:
             return x
     if dtype is x._dtype:
         return clone(x)
-    cd = ew.cl_dev(x)
+    cd = tn.cl_dev(x)
     st, dt = T(x._dtype), T(dtype)
     return ew.run(("copy", st.name), cast("a", st, dt), dt, [x], x._shape, None, device, cd)
 
 
-KERNELS = {"copy_": k_copy_, "fill_": k_fill_, "clone": clone, "_to_copy": k_to_copy}
+def k_cat(tensors, dim):
+    t0 = tensors[0]
+    shape = list(t0._shape)
+    shape[dim] = sum(t._shape[dim] for t in tensors)
+    cd = tn.cl_dev(t0)
+    out = tn.new_tensor(cd, tuple(shape), t0._dtype, t0._device)
+    off = 0
+    st = out._stride
+    for t in tensors:
+        n = t._shape[dim]
+        if n:
+            k_copy_(tn.view(out, t._shape, st, off * st[dim]), t)
+        off += n
+    return out
+
+
+KERNELS = {"copy_": k_copy_, "fill_": k_fill_, "clone": clone, "_to_copy": k_to_copy, "cat": k_cat}

@@ -10,8 +10,7 @@ import functools
 
 from ember.ops import optim as _ref
 
-from . import elementwise as ew
-from . import layout as L
+from . import tensors as tn
 from .args import Args
 from .types import T, preamble
 
@@ -77,7 +76,7 @@ def k_fused_sgd(params, grads, momentum_buffers, first_step, lr, weight_decay, m
         n = p.numel()
         if n == 0:
             continue
-        cd = ew.cl_dev(p)
+        cd = tn.cl_dev(p)
         t = T(p._dtype)
         flags = (bool(maximize), weight_decay != 0, momentum != 0, bool(first_step[i]) if momentum != 0 else False,
                  bool(nesterov))
@@ -85,8 +84,7 @@ def k_fused_sgd(params, grads, momentum_buffers, first_step, lr, weight_decay, m
         meta = _sgd_args(t).pack(n=n, off_p=p._offset, off_g=grads[i]._offset, off_b=b._offset, lr=lr,
                                  wd=weight_decay, momentum=momentum, damp=1 - dampening)
         k = cd.kernel(("fused_sgd", t.name, flags), lambda: _sgd_src(t, flags))
-        cd.launch(k, (L.round_up(n, 256),), (256,),
-                  (p._storage._data.cl, grads[i]._storage._data.cl, b._storage._data.cl), meta)
+        tn.launch_1d(cd, k, n, (p, grads[i], b), meta)
         _bump(p)
         if buf is not None:
             _bump(buf)
@@ -140,7 +138,7 @@ def k_fused_adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps, l
         n = p.numel()
         if n == 0:
             continue
-        cd = ew.cl_dev(p)
+        cd = tn.cl_dev(p)
         t = T(p._dtype)
         bias_correction1 = 1 - beta1 ** step
         bias_correction2_sqrt = (1 - beta2 ** step) ** 0.5
@@ -150,9 +148,7 @@ def k_fused_adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps, l
                                   off_v=exp_avg_sqs[i]._offset, off_x=x._offset, lr=lr, beta1=beta1, beta2=beta2,
                                   wd=weight_decay, eps=eps, step_size=lr / bias_correction1, bc2=bias_correction2_sqrt)
         k = cd.kernel(("fused_adam", t.name, flags), lambda: _adam_src(t, flags))
-        cd.launch(k, (L.round_up(n, 256),), (256,),
-                  (p._storage._data.cl, grads[i]._storage._data.cl, exp_avgs[i]._storage._data.cl,
-                   exp_avg_sqs[i]._storage._data.cl, x._storage._data.cl), meta)
+        tn.launch_1d(cd, k, n, (p, grads[i], exp_avgs[i], exp_avg_sqs[i], x), meta)
         _bump(p, exp_avgs[i], exp_avg_sqs[i])
         if vmax is not None:
             _bump(vmax)

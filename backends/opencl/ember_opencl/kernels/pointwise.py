@@ -6,6 +6,7 @@ from ember.backend import Tensor
 from ember.backend import broadcast_shapes
 
 from . import elementwise as ew
+from . import tensors as tn
 from .ops import BINARY, UNARY, helpers_for, vector_form
 from .types import T
 
@@ -48,7 +49,7 @@ def unary(name: str):
             vx = vector_form(name, t, sp[0])
             s = specs[t.name] = sp + (helpers_for(sp[0] + (vx or "")), vx)
         expr, rt, err, helpers, vx = s
-        cd = ew.cl_dev(x)
+        cd = tn.cl_dev(x)
         if out is not None and (out._dtype is not rt.dtype or _overlaps(out, (x,), x._shape)):
             r = ew.run(name, expr, rt, [x], x._shape, None, x._device, cd, err, helpers, vx)
             from .memory import k_copy_
@@ -82,7 +83,7 @@ def binary(name: str):
             s = specs[t.name] = sp + (helpers_for(sp[0] + (vx or "")), vx)
         expr, rt, err, helpers, vx = s
         ops = [a if isinstance(a, Tensor) else (a, t), b if isinstance(b, Tensor) else (b, t)]
-        cd = ew.cl_dev(x)
+        cd = tn.cl_dev(x)
         if out is not None and (out._dtype is not rt.dtype or _overlaps(out, (a, b), shape)):
             r = ew.run(name, expr, rt, ops, shape, None, x._device, cd, err, helpers, vx)
             _finish(cd, err, name, (a, b))
@@ -104,7 +105,7 @@ def k_where(c: Tensor, a, b) -> Tensor:
         if v._shape != shape:
             shape = broadcast_shapes(shape, v._shape, "where")
     ops = [c, a if isinstance(a, Tensor) else (a, t), b if isinstance(b, Tensor) else (b, t)]
-    return ew.run("where", "(a ? b : c)", t, ops, shape, None, ref._device, ew.cl_dev(ref))
+    return ew.run("where", "(a ? b : c)", t, ops, shape, None, ref._device, tn.cl_dev(ref))
 
 
 def _scalar_type(a, b):

@@ -14,8 +14,7 @@ import numpy as np
 
 from ember.backend import BackendGenerator, DEFAULT_SEED, Tensor
 
-from . import elementwise as ew
-from . import layout as L
+from . import tensors as tn
 from .args import Args
 from .types import T, preamble
 
@@ -110,13 +109,13 @@ class PhiloxGenerator(BackendGenerator):
 
 
 def _fill(dist: str, t_: Tensor, a: float, b: float, gen: PhiloxGenerator) -> Tensor:
-    cd = ew.cl_dev(t_)
+    cd = tn.cl_dev(t_)
     t = T(t_._dtype)
     n = t_.numel()
     if n == 0:
         return t_
     if not t_.is_contiguous():
-        tmp = ew.new_tensor(cd, t_._shape, t_._dtype, t_._device)
+        tmp = tn.new_tensor(cd, t_._shape, t_._dtype, t_._device)
         _fill(dist, tmp, a, b, gen)
         from .memory import k_copy_
         return k_copy_(t_, tmp)
@@ -126,7 +125,7 @@ def _fill(dist: str, t_: Tensor, a: float, b: float, gen: PhiloxGenerator) -> Te
     per = 2 if dbl else 4
     k = cd.kernel(("rng", dist, t.name), lambda: _source(t, dist))
     items = (n + per - 1) // per
-    cd.launch(k, (L.round_up(items, 64),), (64,), (t_._storage._data.cl,), meta)
+    tn.launch_1d(cd, k, items, (t_,), meta, 64)
     return t_
 
 

@@ -16,15 +16,15 @@ import math
 from ember.backend import dtypes as D
 from ember.backend import Tensor
 
-from . import elementwise as ew
 from . import layout as L
+from . import tensors as tn
 from .args import Args
 from .types import TYPES, T, max_value, min_value, preamble, vload
 
 I64 = TYPES["int64"]
 
 
-def _acc_type(op: str, t):
+def acc_type(op: str, t):
     if op in ("sum", "prod", "mean"):
         if t.is_float:
             return TYPES["float64"] if t.ct == "double" else TYPES["float32"]
@@ -247,7 +247,7 @@ def _geometry(x: Tensor, dims: tuple):
     shape, st = x._shape, x._stride
     kept = [d for d in range(len(shape)) if d not in dims]
     kshape = tuple(shape[d] for d in kept)
-    ocst = ew.cstrides(kshape)
+    ocst = tn.cstrides(kshape)
     ksh, (kx, ko) = L.collapse(kshape, [tuple(st[d] for d in kept), ocst])
     rshape = tuple(shape[d] for d in dims)
     rsh, (rx,) = L.collapse(rshape, [tuple(st[d] for d in dims)])
@@ -256,16 +256,16 @@ def _geometry(x: Tensor, dims: tuple):
 
 def reduce(op: str, x: Tensor, dims: tuple, keepdim: bool, out_dtype=None, *, mean_div=None) -> Tensor:
     """Reduce ``x`` over sorted ``dims`` with ``op``; returns a new contiguous tensor."""
-    cd = ew.cl_dev(x)
+    cd = tn.cl_dev(x)
     it = T(x._dtype)
     is_arg = op in ("argmax", "argmin")
     ot = I64 if is_arg else T(out_dtype or x._dtype)
-    at = it if is_arg else _acc_type(op, it)
+    at = it if is_arg else acc_type(op, it)
     kshape, ksh, kx, ko, rsh, rx = _geometry(x, dims)
     M = math.prod(kshape)
     K = math.prod(rsh)
     oshape = tuple(1 if d in dims else s for d, s in enumerate(x._shape)) if keepdim else kshape
-    out = ew.new_tensor(cd, oshape, ot.dtype, x._device)
+    out = tn.new_tensor(cd, oshape, ot.dtype, x._device)
     outi = None
     if M == 0:
         return out
@@ -299,10 +299,10 @@ def reduce(op: str, x: Tensor, dims: tuple, keepdim: bool, out_dtype=None, *, me
     if final:
         target = out
     else:
-        target = ew.new_tensor(cd, (M * G,), at.dtype, x._device)
+        target = tn.new_tensor(cd, (M * G,), at.dtype, x._device)
         if is_arg:
             vals = target
-            outi = ew.new_tensor(cd, (M * G,), D.int64, x._device)
+            outi = tn.new_tensor(cd, (M * G,), D.int64, x._device)
     bufs = [target._storage._data.cl]
     if is_arg:
         bufs.append(outi._storage._data.cl if not final else out._storage._data.cl)

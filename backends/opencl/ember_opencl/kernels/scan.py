@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from ember.backend import Tensor
 
-from . import elementwise as ew
 from . import layout as L
-from .reduce import _acc_type
+from . import tensors as tn
+from .reduce import acc_type
 from .types import T, preamble
 
 
@@ -51,11 +51,11 @@ def _source(op, it, ot, at, Rk, mode, Lsz):
 
 
 def scan(op: str, x: Tensor, d: int, out_dtype=None) -> Tensor:
-    cd = ew.cl_dev(x)
+    cd = tn.cl_dev(x)
     it = T(x._dtype)
     ot = T(out_dtype or x._dtype)
-    at = _acc_type("sum", it)
-    out = ew.new_tensor(cd, x._shape, ot.dtype, x._device)
+    at = acc_type("sum", it)
+    out = tn.new_tensor(cd, x._shape, ot.dtype, x._device)
     n = out.numel()
     if n == 0:
         return out

@@ -11,8 +11,8 @@ from __future__ import annotations
 from ember.backend import dtypes as D
 from ember.backend import Tensor
 
-from . import elementwise as ew
 from . import layout as L
+from . import tensors as tn
 from .types import T, TYPES, preamble
 
 RUN = 16
@@ -76,12 +76,12 @@ def _source(it, kt, Rk, desc):
 
 
 def k_sort(x: Tensor, d: int, descending: bool, stable: bool):
-    cd = ew.cl_dev(x)
+    cd = tn.cl_dev(x)
     it = T(x._dtype)
     kt = TYPES["float32"] if it.f16 or it.bf16 else it
     dev = x._device
-    vals = ew.new_tensor(cd, x._shape, x._dtype, dev)
-    idx = ew.new_tensor(cd, x._shape, D.int64, dev)
+    vals = tn.new_tensor(cd, x._shape, x._dtype, dev)
+    idx = tn.new_tensor(cd, x._shape, D.int64, dev)
     n = vals.numel()
     if n == 0:
         return vals, idx
@@ -108,23 +108,18 @@ def k_sort(x: Tensor, d: int, descending: bool, stable: bool):
     kin = cd.kernel(key + ("init",), lambda: make("init"))
     kmg = cd.kernel(key + ("merge",), lambda: make("merge"))
     kbk = cd.kernel(key + ("back",), lambda: make("back"))
-    keys = [ew.new_tensor(cd, (M * K,), kt.dtype, dev), ew.new_tensor(cd, (M * K,), kt.dtype, dev)]
-    ixs = [ew.new_tensor(cd, (M * K,), D.int64, dev), ew.new_tensor(cd, (M * K,), D.int64, dev)]
+    keys = [tn.new_tensor(cd, (M * K,), kt.dtype, dev), tn.new_tensor(cd, (M * K,), kt.dtype, dev)]
+    ixs = [tn.new_tensor(cd, (M * K,), D.int64, dev), tn.new_tensor(cd, (M * K,), D.int64, dev)]
     runs = (K + RUN - 1) // RUN
-    cd.launch(kin, (L.round_up(M * runs, 64),), (64,),
-              (keys[0]._storage._data.cl, ixs[0]._storage._data.cl, x._storage._data.cl), meta(0))
+    tn.launch_1d(cd, kin, M * runs, (keys[0], ixs[0], x), meta(0), 64)
     cur = 0
     w = RUN
     while w < K:
         pairs = (K + 2 * w - 1) // (2 * w)
-        cd.launch(kmg, (L.round_up(M * pairs, 64),), (64,),
-                  (keys[1 - cur]._storage._data.cl, ixs[1 - cur]._storage._data.cl,
-                   keys[cur]._storage._data.cl, ixs[cur]._storage._data.cl), meta(w))
+        tn.launch_1d(cd, kmg, M * pairs, (keys[1 - cur], ixs[1 - cur], keys[cur], ixs[cur]), meta(w), 64)
         cur = 1 - cur
         w *= 2
-    cd.launch(kbk, (L.round_up(M * K, 256),), (256,),
-              (vals._storage._data.cl, idx._storage._data.cl, keys[cur]._storage._data.cl, ixs[cur]._storage._data.cl),
-              meta(w))
+    tn.launch_1d(cd, kbk, M * K, (vals, idx, keys[cur], ixs[cur]), meta(w))
     return vals, idx
 
 
