@@ -1,5 +1,6 @@
-"""ember's reference backend (device ``cpu``, kernels on numpy). Hook implementations only:
-the kernels live in :mod:`ember_cpu_numpy.backend`, imported when the cpu device is first used."""
+"""ember's reference backend (device ``cpu``, kernels on numpy). Hook implementations only: the
+backend (:mod:`ember_cpu_numpy.backend`) and its kernel library (:mod:`ember_cpu_numpy.kernels`)
+are imported when the cpu device is first used."""
 import ember
 
 ALL_DTYPES = ("bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import platform
 import struct
 import sys
 
@@ -100,7 +101,6 @@ class NumpyBackend(Backend):
         return 1
 
     def device_name(self, index) -> str:
-        import platform
         return platform.processor() or platform.machine() or "cpu"
 
     def empty(self, shape, dtype, device):

@@ -25,6 +25,10 @@ from __future__ import annotations
 
 import warnings
 
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+from ..arrays import nd, wrap
 from .base import ArrayNamespace, KernelGroup
 from .convolution import Convolution
 from .elementwise import OUT as OUT_KERNELS
@@ -60,18 +64,16 @@ def build_table(ns: ArrayNamespace, groups=GROUPS) -> dict:
     return table
 
 
+def readonly_strided(a, shape, strides):
+    """numpy's ``as_strided``, read-only: overlapping window views must never be written through."""
+    return as_strided(a, shape, strides, writeable=False)
+
+
 def numpy_namespace() -> ArrayNamespace:
     """cpu_numpy's namespace: numpy, the cpu tensor adapters, scipy.special (when importable)
     and read-only strided views."""
-    import numpy as np
-    from numpy.lib.stride_tricks import as_strided
-
-    from ..arrays import nd, wrap
     try:  # accurate erf/erfc/erfinv
         from scipy import special
     except ImportError:  # pragma: no cover - scipy is a dependency; kept for minimal environments
         special = None
-
-    def strided(a, shape, strides):
-        return as_strided(a, shape, strides, writeable=False)
-    return ArrayNamespace(np, nd, wrap, special, strided)
+    return ArrayNamespace(np, nd, wrap, special, readonly_strided)
