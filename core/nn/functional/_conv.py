@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from ... import _dtype as D
 from ..._tensor import Tensor
+from ...backend.shapes import conv_out
 from ...ops import _args as U
 from ...ops import nn as _nnops
 from ._util import check_tensor, desc, ntuple
@@ -46,7 +47,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         raise RuntimeError(f"linear: bias must have {weight.shape[0]} elements, got {desc(bias)}")
     if bias is not None and tuple(bias.shape) != (weight.shape[0],):
         bias = bias.expand(weight.shape[0])
-    return _nnops._linear(input, weight, bias)
+    return _nnops.linear(input, weight, bias)
 
 
 def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
@@ -118,7 +119,7 @@ def _conv_nd(op, nsp, input, weight, bias, stride, padding, dilation, groups):
                 pad = []
                 for lo, hi in reversed(lr):
                     pad += [lo, hi]
-                x = _nnops._constant_pad(x, tuple(pad), 0.0)
+                x = _nnops.constant_pad_nd(x, tuple(pad), 0.0)
                 padding = (0,) * nsp
             else:
                 padding = tuple(lo for lo, _ in lr)
@@ -145,7 +146,7 @@ def _conv_nd(op, nsp, input, weight, bias, stride, padding, dilation, groups):
     if any(e > p for e, p in zip(eff, padded)):
         raise RuntimeError(f"{op}: Calculated padded input size per channel: ({' x '.join(map(str, padded))}). Kernel "
                            f"size: ({' x '.join(map(str, eff))}). Kernel size can't be greater than actual input size")
-    out = _nnops._conv(x, weight, bias, stride, padding, dilation, groups)
+    out = _nnops.convolution(x, weight, bias, stride, padding, dilation, groups)
     return out if batched else out.squeeze(0)
 
 
@@ -192,7 +193,7 @@ def _conv_t_nd(op, nsp, input, weight, bias, stride, padding, output_padding, gr
     if any(o <= 0 for o in out_sp):
         raise RuntimeError(f"{op}: Given input size per channel: {list(x.shape[2:])}. Calculated output size per "
                            f"channel: {out_sp}. Output size is too small")
-    out = _nnops._conv_transpose(x, weight, bias, stride, padding, output_padding, dilation, groups)
+    out = _nnops.conv_transpose(x, weight, bias, stride, padding, output_padding, dilation, groups)
     return out if batched else out.squeeze(0)
 
 
@@ -225,12 +226,12 @@ def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tenso
     d = ntuple(dilation, 2, "dilation", "unfold")
     p = ntuple(padding, 2, "padding", "unfold")
     s = ntuple(stride, 2, "stride", "unfold")
-    out_sp = [_nnops._conv_out(x.shape[2 + i], k[i], s[i], p[i], d[i]) for i in range(2)]
+    out_sp = [conv_out(x.shape[2 + i], k[i], s[i], p[i], d[i]) for i in range(2)]
     if any(o <= 0 for o in out_sp):
         raise RuntimeError(f"unfold: Given input with spatial size {list(x.shape[2:])}, kernel_size={list(k)}, "
                            f"dilation={list(d)}, padding={list(p)}, calculated shape of the array of sliding blocks as "
                            f"{out_sp}, but its components must be at least one.")
-    r = _nnops._im2col(x, k, d, p, s)
+    r = _nnops.im2col(x, k, d, p, s)
     return r if batched else r.squeeze(0)
 
 
@@ -251,10 +252,10 @@ def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=
     if x.shape[1] % K:
         raise RuntimeError(f"fold: Expected size of input's dimension 1 to be divisible by the product of "
                            f"kernel_size, but got input.size(1)={x.shape[1]} and kernel_size={k}")
-    blocks = [_nnops._conv_out(o[i], k[i], s[i], p[i], d[i]) for i in range(2)]
+    blocks = [conv_out(o[i], k[i], s[i], p[i], d[i]) for i in range(2)]
     if blocks[0] * blocks[1] != x.shape[2]:
         raise RuntimeError(f"fold: Given output_size={o}, kernel_size={k}, dilation={d}, padding={p}, stride={s}, "
                            f"expected size of input's dimension 2 to match the calculated number of sliding blocks "
                            f"{blocks[0]} * {blocks[1]} = {blocks[0] * blocks[1]}, but got input.size(2)={x.shape[2]}.")
-    r = _nnops._col2im(x, o, k, d, p, s)
+    r = _nnops.col2im(x, o, k, d, p, s)
     return r if batched else r.squeeze(0)

@@ -31,7 +31,7 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
         return _apply(input, input * 0.0, inplace)
     if input.dtype.category != D._FLOAT:
         raise RuntimeError(f"dropout: expected a floating point input, got {input.dtype}")
-    return _apply(input, _nnops._dropout(input, p), inplace)
+    return _apply(input, _nnops.fused_dropout(input, p), inplace)
 
 
 def _channel_mask(input: Tensor, p: float, batched_dims: int) -> Tensor:

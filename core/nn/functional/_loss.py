@@ -127,7 +127,7 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
     _check_weight("nll_loss", weight, C)
     # out-of-range targets raise IndexError in the op itself (its kernel or its gather), which
     # spares every training step a device-to-host check of the targets
-    r = _nnops._nll_loss(x, t, weight, reduction, ignore_index)
+    r = _nnops.nll_loss(x, t, weight, reduction, ignore_index)
     return r.reshape(tshape) if reduction == "none" else r
 
 
@@ -443,7 +443,7 @@ def _lse2(a, b):
 
 def _shift(a, k, fill):
     """``a`` (N, S) moved right by ``k`` along dim 1, ``fill`` coming in."""
-    return _nnops._constant_pad(a, (k, -k), fill)
+    return _nnops.constant_pad_nd(a, (k, -k), fill)
 
 
 def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths, target_lengths, blank: int = 0,

@@ -40,7 +40,7 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         n = input.numel() // C
         if n <= 1:
             raise ValueError(f"Expected more than 1 value per channel when training, got input size {list(input.shape)}")
-        out, mean, invstd = _nnops._batch_norm_train(input, weight, bias, eps)
+        out, mean, invstd = _nnops.batch_norm(input, weight, bias, eps)
         if running_mean is not None or running_var is not None:
             _update_running(running_mean, running_var, mean, invstd, n, eps, momentum)
         return out
@@ -71,7 +71,7 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var
             sp *= s
         if sp <= 1:
             raise ValueError(f"Expected more than 1 spatial element when training, got input size {list(input.shape)}")
-        out, mean, invstd = _nnops._layer_norm(input, None, None, k, eps)
+        out, mean, invstd = _nnops.layer_norm(input, None, None, k, eps)
         if running_mean is not None or running_var is not None:
             with _no_grad():
                 var = 1.0 / (invstd * invstd) - eps
@@ -110,7 +110,7 @@ def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, bi
                                f"of shape {list(t.shape)} and normalized_shape = {list(ns)}")
     if input.dtype.category != D._FLOAT:
         raise RuntimeError(f"layer_norm: expected a floating point input, got {desc(input)}")
-    return _nnops._layer_norm(input, weight, bias, k, eps)[0]
+    return _nnops.layer_norm(input, weight, bias, k, eps)[0]
 
 
 def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bias: Tensor | None = None,
@@ -124,7 +124,7 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bia
         raise RuntimeError(f"group_norm: Expected number of channels in input to be divisible by num_groups, but got "
                            f"input of shape {list(input.shape)} and num_groups={num_groups}")
     x = input.reshape(N, num_groups, -1)
-    out = _nnops._layer_norm(x, None, None, 1, eps)[0].reshape(input.shape)
+    out = _nnops.layer_norm(x, None, None, 1, eps)[0].reshape(input.shape)
     cs = _channel_shape(input)
     if weight is not None:
         out = out * weight.reshape(cs)
@@ -157,8 +157,8 @@ def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: flo
         return input
     N, C = input.shape[:2]
     sq = (input * input).reshape(N, 1, C, -1)
-    sq = _nnops._constant_pad(sq, (0, 0, size // 2, (size - 1) // 2), 0.0)
-    div = _nnops._avg_pool(sq, (size, 1), (1, 1), (0, 0), False, True, None).reshape(input.shape)
+    sq = _nnops.constant_pad_nd(sq, (0, 0, size // 2, (size - 1) // 2), 0.0)
+    div = _nnops.avg_pool(sq, (size, 1), (1, 1), (0, 0), False, True, None).reshape(input.shape)
     div = (div * alpha + k).pow(beta)
     return input / div
 

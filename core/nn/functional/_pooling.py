@@ -4,6 +4,7 @@ from __future__ import annotations
 import math
 
 from ... import _dtype as D
+from ...backend.shapes import pool_out
 from ...ops import creation as _factory
 from ... import ops as _ops
 from ..._tensor import Tensor
@@ -42,7 +43,7 @@ def _pool_args(op, nsp, x, kernel_size, stride, padding, dilation, ceil_mode):
             raise RuntimeError(f"{op}: pad should be at most half of effective kernel size, but got pad={list(p)}, "
                                f"kernel_size={list(k)} and dilation={list(d)}")
     sp = x.shape[2:]
-    out = [_nnops._pool_out(sp[i], k[i], s[i], p[i], d[i], ceil_mode) for i in range(nsp)]
+    out = [pool_out(sp[i], k[i], s[i], p[i], d[i], ceil_mode) for i in range(nsp)]
     if any(o <= 0 for o in out):
         raise RuntimeError(f"{op}: Given input size: ({'x'.join(map(str, x.shape[1:]))}). Calculated output size: "
                            f"({'x'.join(map(str, [x.shape[1]] + out))}). Output size is too small")
@@ -52,7 +53,7 @@ def _pool_args(op, nsp, x, kernel_size, stride, padding, dilation, ceil_mode):
 def _max_pool(op, nsp, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
     x, batched = _batched(op, input, nsp)
     k, s, p, d = _pool_args(op, nsp, x, kernel_size, stride, padding, dilation, ceil_mode)
-    out, idx = _nnops._max_pool(x, k, s, p, d, ceil_mode)
+    out, idx = _nnops.max_pool(x, k, s, p, d, ceil_mode)
     if not batched:
         out, idx = out.squeeze(0), idx.squeeze(0)
     return (out, idx) if return_indices else out
@@ -96,7 +97,7 @@ def _avg_pool(op, nsp, input, kernel_size, stride, padding, ceil_mode, count_inc
     k, s, p, _ = _pool_args(op, nsp, x, kernel_size, stride, padding, 1, ceil_mode)
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError(f"{op}: divisor must be not zero")
-    out = _nnops._avg_pool(x, k, s, p, ceil_mode, count_include_pad, divisor_override)
+    out = _nnops.avg_pool(x, k, s, p, ceil_mode, count_include_pad, divisor_override)
     return out if batched else out.squeeze(0)
 
 
@@ -148,7 +149,7 @@ def _adaptive_avg(op, nsp, input, output_size):
         r = x.mean(tuple(range(2, 2 + nsp)), keepdim=True)
     elif all(sp[i] % out[i] == 0 for i in range(nsp)):
         k = tuple(sp[i] // out[i] for i in range(nsp))
-        r = _nnops._avg_pool(x, k, k, (0,) * nsp, False, True, None) if any(v > 1 for v in k) else x
+        r = _nnops.avg_pool(x, k, k, (0,) * nsp, False, True, None) if any(v > 1 for v in k) else x
     else:
         # windows of varying size: average along each dim with a (O x L) matrix (separable)
         r = x
@@ -242,7 +243,7 @@ def _lp_pool(op, nsp, input, norm_type, kernel_size, stride, ceil_mode):
     if norm_type == math.inf:
         return max_pool1d(input, k, s, 0, 1, ceil_mode) if nsp == 1 else _max_pool(
             op, nsp, input, k, s, 0, 1, ceil_mode, False)
-    out = _nnops._avg_pool(x.pow(norm_type), k, s, (0,) * nsp, ceil_mode, True, None)
+    out = _nnops.avg_pool(x.pow(norm_type), k, s, (0,) * nsp, ceil_mode, True, None)
     out = (_ops.sign(out) * _ops.relu(_ops.abs(out))).mul(K).pow(1.0 / norm_type)
     return out if batched else out.squeeze(0)
 

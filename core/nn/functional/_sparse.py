@@ -66,7 +66,7 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max
     idx = input if input.dtype is D.int64 else input.to(D.int64)
     if max_norm is not None:
         _renorm(weight, idx, max_norm, norm_type)
-    out = _nnops._embedding(weight, idx, padding_idx)
+    out = _nnops.embedding(weight, idx, padding_idx)
     if scale_grad_by_freq:
         counts = _ops.bincount(idx.reshape(-1), minlength=num).to(out.dtype)
         c = counts.index_select(0, idx.reshape(-1)).reshape(tuple(idx.shape) + (1,))

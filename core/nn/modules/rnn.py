@@ -2,9 +2,9 @@
 single-step cells, with PyTorch's parameter names, shapes, gate order and initialisation, so a
 PyTorch state dict loads one to one and gives the same outputs.
 
-Each layer and direction runs as one fused op of :mod:`ember.ops.rnn` (the input projection of
-every time step is one ``linear`` before it), so a layer records one autograd node. Packed
-sequences run padded inside, with ``batch_sizes`` telling the op which rows are real.
+Each layer and direction runs as one fused op of :mod:`ember.ops.nn.recurrent` (the input
+projection of every time step is one ``linear`` before it), so a layer records one autograd
+node. Packed sequences run padded inside, with ``batch_sizes`` telling the op which rows are real.
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import warnings
 
 from ...ops import creation as _factory
 from ..._tensor import Tensor
-from ...ops import rnn as _rnnops
+from ...ops import nn as _nnops
 from ...ops import cat, stack
 from ...ops._args import desc
 from .. import functional as F
@@ -221,14 +221,14 @@ class RNNBase(Module):
                 rev = d == 1
                 if mode == "GRU":
                     xg = F.linear(x, w_ih, b_ih)
-                    o, hn = _rnnops.gru_layer(xg, h0[k], w_hh, b_hh, bsz, rev)
+                    o, hn = _nnops.gru_layer(xg, h0[k], w_hh, b_hh, bsz, rev)
                 else:
                     xg = F.linear(x, w_ih, None if b_ih is None else b_ih + b_hh)
                     if mode == "LSTM":
-                        o, hn, cn = _rnnops.lstm_layer(xg, h0[k], c0[k], w_hh, w_hr, bsz, rev)
+                        o, hn, cn = _nnops.lstm_layer(xg, h0[k], c0[k], w_hh, w_hr, bsz, rev)
                         cns.append(cn)
                     else:
-                        o, hn = _rnnops.rnn_layer(xg, h0[k], w_hh, bsz, rev, mode == "RNN_RELU")
+                        o, hn = _nnops.rnn_layer(xg, h0[k], w_hh, bsz, rev, mode == "RNN_RELU")
                 hns.append(hn)
                 outs.append(o)
             x = outs[0] if D == 1 else cat(outs, 2)
@@ -419,7 +419,7 @@ class RNNCell(RNNCellBase):
     def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
         x, batched = self._input(input)
         h = self._hidden(hx, x, batched)
-        out, _ = _rnnops.rnn_layer(self._xg(x, True), h, self.weight_hh, None, False, self.nonlinearity == "relu")
+        out, _ = _nnops.rnn_layer(self._xg(x, True), h, self.weight_hh, None, False, self.nonlinearity == "relu")
         out = out[0]
         return out if batched else out.squeeze(0)
 
@@ -439,7 +439,7 @@ class LSTMCell(RNNCellBase):
                 raise TypeError(f"LSTMCell.forward(): hx must be a tuple (h, c), not {type(hx).__name__}")
             h = self._hidden(hx[0], x, batched, "hx[0]", "0")
             c = self._hidden(hx[1], x, batched, "hx[1]", "1")
-        _, hn, cn = _rnnops.lstm_layer(self._xg(x, True), h, c, self.weight_hh, None, None, False)
+        _, hn, cn = _nnops.lstm_layer(self._xg(x, True), h, c, self.weight_hh, None, None, False)
         return (hn, cn) if batched else (hn.squeeze(0), cn.squeeze(0))
 
 
@@ -453,5 +453,5 @@ class GRUCell(RNNCellBase):
     def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
         x, batched = self._input(input)
         h = self._hidden(hx, x, batched)
-        _, hn = _rnnops.gru_layer(self._xg(x, False), h, self.weight_hh, self.bias_hh, None, False)
+        _, hn = _nnops.gru_layer(self._xg(x, False), h, self.weight_hh, self.bias_hh, None, False)
         return hn if batched else hn.squeeze(0)

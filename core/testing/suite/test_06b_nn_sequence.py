@@ -13,7 +13,7 @@ import ember
 import ember.nn as nn
 import ember.nn.functional as F
 from ember.nn.utils import rnn as rnn_utils
-from ember.ops import rnn as rnn_ops
+from ember.ops.nn import recurrent as rnn_ops
 from ember.testing import assert_close, check_grad, check_op
 from ember.testing.helpers import supports, to_numpy64
 

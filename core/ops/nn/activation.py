@@ -1,0 +1,88 @@
+"""Activations: softmax and log_softmax along a dim (computed stably), and threshold_backward,
+the gradient of relu / threshold in one pass (no mask cast)."""
+from __future__ import annotations
+
+from ... import _dtype as D
+from ..._tensor import Tensor
+from .. import _args as U
+from .. import reduction as R
+from .. import unary as UN
+from ..declare import defop
+from ..registry import OPS, dispatch
+
+__all__ = ["log_softmax", "softmax"]
+
+
+# -- softmax, log_softmax ---------------------------------------------------------------------
+
+def _softmax_decomp(x, dim):
+    m = R.amax(x, (dim,), True)
+    e = UN.exp(x - m)
+    return e / R.sum(e, (dim,), True)
+
+
+def _softmax_bw(ctx, g):
+    dim = ctx.args[1]
+    y = ctx.out
+    gy = g * y
+    return (gy - y * R.sum(gy, (dim,), True),)
+
+
+def _log_softmax_decomp(x, dim):
+    m = R.amax(x, (dim,), True)
+    s = x - m
+    return s - UN.log(R.sum(UN.exp(s), (dim,), True))
+
+
+def _log_softmax_bw(ctx, g):
+    dim = ctx.args[1]
+    return (g - UN.exp(ctx.out) * R.sum(g, (dim,), True),)
+
+
+def _softmax_plan(name, input, dim, dtype):
+    """The plan of softmax / log_softmax: ``(x, dim)`` with ``dim`` wrapped; ``dtype`` casts the
+    input first (else it must be floating)."""
+    if dtype is None:
+        if not isinstance(input, Tensor):
+            raise TypeError(f"{name}(): argument 'input' must be Tensor, not {type(input).__name__}")
+        if input._dtype.category != D._FLOAT:
+            raise RuntimeError(f"{name}: expected a floating point input, got {U.desc(input)}")
+        x = input
+    else:
+        x = input.to(D.to_dtype(dtype))
+    if dim is None:
+        # PyTorch's legacy implicit dim: 0 for 0-, 1- and 3-d inputs, else 1
+        dim = 0 if x.dim() in (0, 1, 3) else 1
+    d = U.wrap_dim(dim, x.dim(), name)
+    if x.dim() == 0:
+        x1 = x.reshape(1)
+        return None, dispatch(OPS[name], x._device, (x1, 0), (x1,)).reshape(()), None
+    return x._device, (x, d), (x,)
+
+
+@defop("softmax", decomposition=_softmax_decomp, backward=_softmax_bw, saves=(), save_output=True, out=False,
+       group="nn")
+def softmax(input, dim=None, dtype=None, *, _stacklevel=3):
+    """Softmax along ``dim``: ``exp(x) / exp(x).sum(dim, keepdim=True)``, computed stably."""
+    return _softmax_plan("softmax", input, dim, dtype)
+
+
+@defop("log_softmax", decomposition=_log_softmax_decomp, backward=_log_softmax_bw, saves=(), save_output=True,
+       out=False, group="nn")
+def log_softmax(input, dim=None, dtype=None, *, _stacklevel=3):
+    """``log(softmax(x))`` along ``dim``, computed stably."""
+    return _softmax_plan("log_softmax", input, dim, dtype)
+
+
+# -- threshold backward (relu's gradient) -----------------------------------------------------
+
+def _threshold_backward_decomp(g, y, threshold):
+    return g * (y > threshold)
+
+
+@defop("threshold_backward", decomposition=_threshold_backward_decomp,
+       backward=lambda ctx, gg: (threshold_backward(gg, ctx.args[1], ctx.args[2]),), saves=(), out=False,
+       method=False, group="nn")
+def threshold_backward(g, y, threshold=0):
+    """g where y > threshold, else 0 (the gradient of relu/threshold; one pass, no mask cast)"""
+    return g._device, (g, y, threshold), (g,)

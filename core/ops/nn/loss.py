@@ -1,0 +1,51 @@
+"""Losses: nll_loss, the negative log likelihood of (M, C) log-probabilities at (M,) class
+targets, with class weights, ``ignore_index`` and PyTorch's reductions."""
+from __future__ import annotations
+
+from .. import comparison as CMP
+from .. import creation as CR
+from .. import indexing as IX
+from .. import pointwise as PW
+from .. import reduction as R
+from ..declare import defop
+
+__all__: list = []
+
+
+def _nll_weights(target, weight, ignore_index, dtype):
+    """Per-sample weights (0 at ignored targets) and the targets made safe to index with."""
+    valid = CMP.ne(target, ignore_index)
+    safe = PW.where(valid, target, 0)
+    w = valid.to(dtype)
+    if weight is not None:
+        w = w * IX.index_select(weight, 0, safe)
+    return w, safe
+
+
+def _nll_decomp(logp, target, weight, reduction, ignore_index):
+    w, safe = _nll_weights(target, weight, ignore_index, logp._dtype)
+    picked = IX.gather(logp, 1, safe.unsqueeze(1)).squeeze(1)
+    loss = -(picked * w)
+    if reduction == "none":
+        return loss
+    if reduction == "sum":
+        return R.sum(loss, (0,), False)
+    return R.sum(loss, (0,), False) / R.sum(w, (0,), False)
+
+
+def _nll_bw(ctx, g):
+    logp, target, weight, reduction, ignore_index = ctx.args
+    w, safe = _nll_weights(target, weight, ignore_index, g._dtype)
+    if reduction == "mean":
+        coef = -(w / R.sum(w, (0,), False)) * g
+    else:
+        coef = -w * g
+    z = CR.zeros(logp.shape, dtype=g._dtype, device=g._device)
+    return (IX.scatter_add(z, 1, safe.unsqueeze(1), coef.unsqueeze(1)),)
+
+
+@defop("nll_loss", decomposition=_nll_decomp, backward=_nll_bw, saves=(), out=False, method=False, group="nn")
+def nll_loss(logp, target, weight, reduction, ignore_index):
+    """negative log likelihood of (M, C) log-probabilities at (M,) class targets (``logp``
+    (M, C), ``target`` (M,) int64, validated by ``F.nll_loss``)"""
+    return logp._device, (logp, target, weight, reduction, ignore_index), (logp,)
