@@ -8,11 +8,16 @@ internal and may change; this module keeps its names and meanings.
 
 A kernel in a few lines (``backends/opencl/tests/test_extend.py`` runs this one)::
 
+    import functools
     from ember_opencl import extend as cl
+
+    @functools.lru_cache(maxsize=None)
+    def scale_args(t):                          # the argument struct, declared once per dtype
+        return cl.Args().long("n", "off_x").scalar("alpha", t)
 
     def k_scale(x, alpha):                      # out = alpha * x, for a contiguous x
         dev, t = cl.device_of(x), cl.ctype(x.dtype)
-        args = cl.Args().long("n", "off_x").scalar("alpha", t)
+        args = scale_args(t)
         src = (cl.preamble(t) + args.struct() +
                f"__kernel void scale({t.ptr()} o, const {t.ptr()} x, const M m) {{\n"
                f"  long i = get_global_id(0); if (i >= m.n) return;\n"
@@ -27,9 +32,9 @@ A kernel in a few lines (``backends/opencl/tests/test_extend.py`` runs this one)
 Conventions: buffers are the kernel's first arguments, in the order given to :func:`launch`;
 its last argument is the by-value struct ``M`` declared by an :class:`Args` (named fields:
 sizes, element offsets (``tensor.storage_offset()``; buffers are addressed in elements of their
-dtype), strides, scalars), read in C as ``m.<field>`` and packed on the host by name. Build the
-:class:`Args` once per kernel (it is the same for every launch of that kernel) and call its
-``pack`` per launch. The older positional form is still accepted: :func:`meta_struct` declares
+dtype), strides, scalars), read in C as ``m.<field>`` and packed on the host by name. Declare
+the :class:`Args` once per kernel (it is the same for every launch of that kernel; its first
+``pack`` compiles the packer) and call its ``pack`` per launch. The older positional form is still accepted: :func:`meta_struct` declares
 ``long v[n]``, the kernel reads ``m.v[j]`` (a scalar with :func:`read_slot`), and
 :func:`launch` takes the list of ints (a scalar as :func:`scalar_slot`). 16-bit floats are
 stored as 16-bit words and computed in ``float`` (``ctype(dtype).ct``); a device may lack

@@ -1,6 +1,9 @@
 """ember_opencl.extend, the public API for kernel plugins: the example of its docstring, run as a
 plugin kernel for a new op (through ember_register_ops / ember_register_kernels), on strided
 and 16-bit inputs."""
+import functools
+import textwrap
+
 import numpy as np
 import pytest
 
@@ -10,23 +13,23 @@ from ember.testing import registered_plugin
 ember_backends = ["opencl"]
 
 
-def k_scale(x, alpha):  # the module docstring's example, as written there
-    from ember_opencl import extend as cl
-    dev, t = cl.device_of(x), cl.ctype(x.dtype)
-    args = cl.Args().long("n", "off_x").scalar("alpha", t)
-    src = (cl.preamble(t) + args.struct() +
-           f"__kernel void scale({t.ptr()} o, const {t.ptr()} x, const M m) {{\n"
-           f"  long i = get_global_id(0); if (i >= m.n) return;\n"
-           f"  {t.store('o', 'i', 'm.alpha * ' + t.load('x', 'm.off_x + i'))};\n}}\n")
-    k = dev.kernel(("my_plugin.scale", t.name), lambda: (src, "scale"))
-    out = cl.empty(x.shape, x.dtype, x.device)
-    n = x.numel()
-    cl.launch(dev, k, (cl.round_up(n, 64),), (64,), [out, x],
-              args.pack(n=n, off_x=x.storage_offset(), alpha=alpha))
-    return out
+@functools.lru_cache(maxsize=None)
+def _docstring_example():
+    """The kernel of ember_opencl.extend's docstring, run as written there."""
+    from ember_opencl import extend
+    doc = extend.__doc__
+    start = doc.index("::\n\n", doc.index("A kernel in a few lines")) + 4
+    end = doc.index("        return out\n", start) + len("        return out\n")
+    namespace: dict = {}
+    exec(textwrap.dedent(doc[start:end]), namespace)
+    return namespace["k_scale"]
 
 
-def k_scale_positional(x, alpha):  # the same kernel in the positional form (long v[n], m.v[j])
+def k_scale(x, alpha):
+    return _docstring_example()(x, alpha)
+
+
+def k_scale_positional(x, alpha):  # the docstring's kernel in the positional form (long v[n], m.v[j])
     from ember_opencl import extend as cl
     dev, t = cl.device_of(x), cl.ctype(x.dtype)
     src = (cl.preamble(t) + cl.meta_struct(3) +

@@ -42,77 +42,76 @@ def _batch_code(RB):
             L.offsets_code(RB, ["ao", "bo"], "m.bshape", ["m.bst_a", "m.bst_b"], "bt"))
 
 
+def _head(t, RB: int, n: str, i: str, n_step: int, i_step: int, *more_types) -> list:
+    """The lines every matmul kernel starts with: ``n``/``i`` (this work-item's first column and
+    row, ``n_step``/``i_step`` apart), ``bt`` (its batch), ``Mr``, ``N``, ``K``; work-items past
+    the matrix return; ``ao``/``bo`` are the batch's offsets in A and B."""
+    def gid(axis, step):
+        return f"get_global_id({axis})" + (f" * {step}" if step != 1 else "")
+    return [preamble(t, *more_types), _args(RB).struct(),
+            f"__kernel void mm({t.ptr()} c, const {t.ptr()} a, const {t.ptr()} b, const M m) {{",
+            f"  long {n} = {gid(0, n_step)}, {i} = {gid(1, i_step)}, bt = get_global_id(2);",
+            "  long Mr = m.mr, N = m.n, K = m.k;",
+            f"  if ({n} >= N || {i} >= Mr) return;",
+            _batch_code(RB)]
+
+
 def _naive_src(t, at, RB):
-    lines = [preamble(t, at), _args(RB).struct(),
-             f"__kernel void mm({t.ptr()} c, const {t.ptr()} a, const {t.ptr()} b, const M m) {{",
-             "  long n = get_global_id(0), i = get_global_id(1), bt = get_global_id(2);",
-             "  long Mr = m.mr, N = m.n, K = m.k;",
-             "  if (n >= N || i >= Mr) return;",
-             _batch_code(RB),
-             "  long sam = m.sa_m, sak = m.sa_k, sbk = m.sb_k, sbn = m.sb_n;",
-             f"  {at.ct} acc = 0;",
-             "  long pa = ao + i * sam, pb = bo + n * sbn;",
-             "  for (long k = 0; k < K; ++k) { acc += (" + at.ct + ")(" + t.load("a", "pa") + ") * (" + at.ct + ")("
-             + t.load("b", "pb") + "); pa += sak; pb += sbk; }",
-             "  " + t.store("c", "(bt * Mr + i) * N + n", f"({t.ct})acc") + ";",
-             "}"]
+    lines = _head(t, RB, "n", "i", 1, 1, at) + [
+        "  long sam = m.sa_m, sak = m.sa_k, sbk = m.sb_k, sbn = m.sb_n;",
+        f"  {at.ct} acc = 0;",
+        "  long pa = ao + i * sam, pb = bo + n * sbn;",
+        "  for (long k = 0; k < K; ++k) { acc += (" + at.ct + ")(" + t.load("a", "pa") + ") * (" + at.ct + ")("
+        + t.load("b", "pb") + "); pa += sak; pb += sbk; }",
+        "  " + t.store("c", "(bt * Mr + i) * N + n", f"({t.ct})acc") + ";",
+        "}"]
     return "\n".join(lines) + "\n", "mm"
 
 
 def _nn_src(t, RB, TM, VW):
     ct = t.ct
     vt = f"{ct}{VW}"
-    lines = [preamble(t), _args(RB).struct(),
-             f"__kernel void mm({t.ptr()} c, const {t.ptr()} a, const {t.ptr()} b, const M m) {{",
-             f"  long n0 = get_global_id(0) * {VW}, i0 = get_global_id(1) * {TM}, bt = get_global_id(2);",
-             "  long Mr = m.mr, N = m.n, K = m.k;",
-             "  if (n0 >= N || i0 >= Mr) return;",
-             _batch_code(RB),
-             "  long sam = m.sa_m, sak = m.sa_k, sbk = m.sb_k;",
-             "  long co = (bt * Mr + i0) * N + n0;",
-             f"  if (n0 + {VW} <= N) {{  /* rows past the end read the last row and are not stored */",
-             "    " + " ".join(f"{vt} acc{r} = 0;" for r in range(TM)),
-             "    const __global " + ct + "* pb = b + bo + n0;",
-             "    " + " ".join(f"const __global {ct}* pa{r} = a + ao + min(i0 + {r}, Mr - 1) * sam;" for r in range(TM)),
-             "    for (long k = 0; k < K; ++k) {",
-             f"      {vt} bv = {vload(vt, VW, 'pb')}; pb += sbk;",
-             "      " + " ".join(f"acc{r} = fma(({vt})(*pa{r}), bv, acc{r}); pa{r} += sak;" for r in range(TM)),
-             "    }",
-             "    " + " ".join(f"if (i0 + {r} < Mr) {vstore(vt, VW, f'acc{r}', f'c + co + {r} * N')};" for r in range(TM)),
-             "    return;",
-             "  }",
-             f"  for (long r = 0; r < {TM} && i0 + r < Mr; ++r)",
-             f"    for (long q = 0; q < {VW} && n0 + q < N; ++q) {{",
-             f"      {ct} acc = 0;",
-             "      for (long k = 0; k < K; ++k) acc = fma(a[ao + (i0 + r) * sam + k * sak], b[bo + k * sbk + n0 + q], acc);",
-             "      c[co + r * N + q] = acc;",
-             "    }",
-             "}"]
+    lines = _head(t, RB, "n0", "i0", VW, TM) + [
+        "  long sam = m.sa_m, sak = m.sa_k, sbk = m.sb_k;",
+        "  long co = (bt * Mr + i0) * N + n0;",
+        f"  if (n0 + {VW} <= N) {{  /* rows past the end read the last row and are not stored */",
+        "    " + " ".join(f"{vt} acc{r} = 0;" for r in range(TM)),
+        "    const __global " + ct + "* pb = b + bo + n0;",
+        "    " + " ".join(f"const __global {ct}* pa{r} = a + ao + min(i0 + {r}, Mr - 1) * sam;" for r in range(TM)),
+        "    for (long k = 0; k < K; ++k) {",
+        f"      {vt} bv = {vload(vt, VW, 'pb')}; pb += sbk;",
+        "      " + " ".join(f"acc{r} = fma(({vt})(*pa{r}), bv, acc{r}); pa{r} += sak;" for r in range(TM)),
+        "    }",
+        "    " + " ".join(f"if (i0 + {r} < Mr) {vstore(vt, VW, f'acc{r}', f'c + co + {r} * N')};" for r in range(TM)),
+        "    return;",
+        "  }",
+        f"  for (long r = 0; r < {TM} && i0 + r < Mr; ++r)",
+        f"    for (long q = 0; q < {VW} && n0 + q < N; ++q) {{",
+        f"      {ct} acc = 0;",
+        "      for (long k = 0; k < K; ++k) acc = fma(a[ao + (i0 + r) * sam + k * sak], b[bo + k * sbk + n0 + q], acc);",
+        "      c[co + r * N + q] = acc;",
+        "    }",
+        "}"]
     return "\n".join(lines) + "\n", "mm"
 
 
 def _nt_src(t, RB, TM, TN, VW):
     ct = t.ct
     vt = f"{ct}{VW}"
-    lines = [preamble(t), _args(RB).struct(),
-             f"__kernel void mm({t.ptr()} c, const {t.ptr()} a, const {t.ptr()} b, const M m) {{",
-             f"  long n0 = get_global_id(0) * {TN}, i0 = get_global_id(1) * {TM}, bt = get_global_id(2);",
-             "  long Mr = m.mr, N = m.n, K = m.k;",
-             "  if (n0 >= N || i0 >= Mr) return;",
-             _batch_code(RB),
-             "  long sam = m.sa_m, sbn = m.sb_n;",
-             "  long co = (bt * Mr + i0) * N + n0;",
-             "  /* rows and columns past the end read the last one and are not stored */",
-             "  " + " ".join(f"const __global {ct}* pa{r} = a + ao + min(i0 + {r}, Mr - 1) * sam;" for r in range(TM)),
-             "  " + " ".join(f"const __global {ct}* pb{q} = b + bo + min(n0 + {q}, N - 1) * sbn;" for q in range(TN)),
-             "  " + " ".join(f"{vt} acc{r}_{q} = 0;" for r in range(TM) for q in range(TN)),
-             f"  long K8 = K / {VW} * {VW}; long k = 0;",
-             f"  for (; k < K8; k += {VW}) {{",
-             "    " + " ".join(f"{vt} a{r} = {vload(vt, VW, f'pa{r} + k')};" for r in range(TM)),
-             "    " + " ".join(f"{vt} b{q} = {vload(vt, VW, f'pb{q} + k')};" for q in range(TN)),
-             "    " + " ".join(f"acc{r}_{q} = fma(a{r}, b{q}, acc{r}_{q});" for r in range(TM) for q in range(TN)),
-             "  }",
-             ]
+    lines = _head(t, RB, "n0", "i0", TN, TM) + [
+        "  long sam = m.sa_m, sbn = m.sb_n;",
+        "  long co = (bt * Mr + i0) * N + n0;",
+        "  /* rows and columns past the end read the last one and are not stored */",
+        "  " + " ".join(f"const __global {ct}* pa{r} = a + ao + min(i0 + {r}, Mr - 1) * sam;" for r in range(TM)),
+        "  " + " ".join(f"const __global {ct}* pb{q} = b + bo + min(n0 + {q}, N - 1) * sbn;" for q in range(TN)),
+        "  " + " ".join(f"{vt} acc{r}_{q} = 0;" for r in range(TM) for q in range(TN)),
+        f"  long K8 = K / {VW} * {VW}; long k = 0;",
+        f"  for (; k < K8; k += {VW}) {{",
+        "    " + " ".join(f"{vt} a{r} = {vload(vt, VW, f'pa{r} + k')};" for r in range(TM)),
+        "    " + " ".join(f"{vt} b{q} = {vload(vt, VW, f'pb{q} + k')};" for q in range(TN)),
+        "    " + " ".join(f"acc{r}_{q} = fma(a{r}, b{q}, acc{r}_{q});" for r in range(TM) for q in range(TN)),
+        "  }",
+        ]
     for r in range(TM):
         for q in range(TN):
             terms = " + ".join(f"acc{r}_{q}.s{j:x}" for j in range(VW))

@@ -46,6 +46,12 @@ def _same(e):
     return lambda t: (e, t, False)
 
 
+def _split(fexpr: str, iexpr: str, int_err: bool = False):
+    """Float operands compute ``fexpr``; integer and bool ones ``iexpr`` (``{ct}``: their C type),
+    which needs the error flag when ``int_err``."""
+    return lambda t: (fexpr, t, False) if t.is_float else (iexpr.format(ct=t.ct), t, int_err)
+
+
 def _cmp(e):
     return lambda t: (e, BOOL, False)
 
@@ -66,40 +72,6 @@ def _sign(t):
     return (f"(({t.ct})((a > 0) - (a < 0)))", t, False)
 
 
-def _div(t):
-    if t.is_float:
-        return ("a / b", t, False)
-    return (f"(({t.ct})idiv_((long)a, (long)b, err))", t, True)
-
-
-def _fmod(t):
-    if t.is_float:
-        return ("fmod(a, b)", t, False)
-    return (f"(({t.ct})imod_((long)a, (long)b, err))", t, True)
-
-
-def _pow(t):
-    if t.is_float:
-        return ("pow(a, b)", t, False)
-    return (f"(({t.ct})ipow_((long)a, (long)b))", t, False)
-
-
-def _maximum(t):
-    if t.is_float:
-        return ("((a > b || isnan(a)) ? a : b)", t, False)
-    return ("(a > b ? a : b)", t, False)
-
-
-def _minimum(t):
-    if t.is_float:
-        return ("((a < b || isnan(a)) ? a : b)", t, False)
-    return ("(a < b ? a : b)", t, False)
-
-
-def _round(t):
-    return ("rint(a)", t, False) if t.is_float else ("a", t, False)
-
-
 UNARY = {
     "neg": _same("-a"),
     "abs": _abs,
@@ -111,10 +83,10 @@ UNARY = {
     "tanh": _float_only(lambda t: "tanh_s(a)" if t.ct == "float" else "tanh(a)"),
     "sqrt": _float_only(lambda t: "sqrt(a)"),
     "erf": _float_only(lambda t: "erf(a)"),
-    "floor": lambda t: ("floor(a)" if t.is_float else "a", t, False),
-    "ceil": lambda t: ("ceil(a)" if t.is_float else "a", t, False),
-    "round": _round,
-    "trunc": lambda t: ("trunc(a)" if t.is_float else "a", t, False),
+    "floor": _split("floor(a)", "a"),
+    "ceil": _split("ceil(a)", "a"),
+    "round": _split("rint(a)", "a"),
+    "trunc": _split("trunc(a)", "a"),
     "logical_not": _cmp("(a == 0)"),
     # fast paths for composites
     "exp2": _float_only(lambda t: "exp2(a)"),
@@ -133,7 +105,7 @@ UNARY = {
     "atanh": _float_only(lambda t: "atanh(a)"),
     "rsqrt": _float_only(lambda t: "rsqrt(a)"),
     "sigmoid": _float_only(lambda t: "(1 / (1 + exp(-a)))"),
-    "relu": lambda t: ("(a > 0 ? a : (" + t.ct + ")0)" if not t.is_float else "(a > 0 || isnan(a) ? a : 0)", t, False),
+    "relu": _split("(a > 0 || isnan(a) ? a : 0)", "(a > 0 ? a : ({ct})0)"),
     "square": _same("a * a"),
     "reciprocal": _float_only(lambda t: "(1 / a)"),
     "erfc": _float_only(lambda t: "erfc(a)"),
@@ -143,11 +115,11 @@ BINARY = {
     "add": _same("a + b"),
     "sub": _same("a - b"),
     "mul": _same("a * b"),
-    "div": _div,
-    "pow": _pow,
-    "maximum": _maximum,
-    "minimum": _minimum,
-    "fmod": _fmod,
+    "div": _split("a / b", "(({ct})idiv_((long)a, (long)b, err))", True),
+    "pow": _split("pow(a, b)", "(({ct})ipow_((long)a, (long)b))"),
+    "maximum": _split("((a > b || isnan(a)) ? a : b)", "(a > b ? a : b)"),
+    "minimum": _split("((a < b || isnan(a)) ? a : b)", "(a < b ? a : b)"),
+    "fmod": _split("fmod(a, b)", "(({ct})imod_((long)a, (long)b, err))", True),
     "atan2": _float_only(lambda t: "atan2(a, b)"),
     "eq": _cmp("(a == b)"),
     "ne": _cmp("(a != b)"),
@@ -163,8 +135,8 @@ BINARY = {
     "bitwise_xor": _same("a ^ b"),
     # fast paths for composites
     "hypot": _float_only(lambda t: "hypot(a, b)"),
-    "fmax": lambda t: ("fmax(a, b)", t, False) if t.is_float else ("(a > b ? a : b)", t, False),
-    "fmin": lambda t: ("fmin(a, b)", t, False) if t.is_float else ("(a < b ? a : b)", t, False),
+    "fmax": _split("fmax(a, b)", "(a > b ? a : b)"),
+    "fmin": _split("fmin(a, b)", "(a < b ? a : b)"),
 }
 
 

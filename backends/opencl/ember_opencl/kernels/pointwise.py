@@ -37,33 +37,47 @@ def _spec(table, name, t):
     return r
 
 
-def unary(name: str):
-    table = UNARY
+def _specs(table: dict, name: str):
+    """``spec(t)``: op ``name``'s (expression, result type, needs the error flag, helpers, vector
+    form) for operand type ``t``, made once per type."""
     specs: dict = {}
 
-    def k(x: Tensor, out: Tensor | None = None) -> Tensor:
-        t = T(x._dtype)
+    def spec(t):
         s = specs.get(t.name)
         if s is None:
             sp = _spec(table, name, t)
             vx = vector_form(name, t, sp[0])
             s = specs[t.name] = sp + (helpers_for(sp[0] + (vx or "")), vx)
-        expr, rt, err, helpers, vx = s
-        cd = tn.cl_dev(x)
-        if out is not None and (out._dtype is not rt.dtype or _overlaps(out, (x,), x._shape)):
-            r = ew.run(name, expr, rt, [x], x._shape, None, x._device, cd, err, helpers, vx)
-            from .memory import k_copy_
-            return k_copy_(out, r)
-        r = ew.run(name, expr, rt, [x], x._shape, out, x._device, cd, err, helpers, vx)
-        _finish(cd, err, name, (x,))
-        return r
+        return s
+    return spec
+
+
+def _apply(name: str, s: tuple, ops: list, shape: tuple, out, x: Tensor, xs: tuple) -> Tensor:
+    """Run op ``name`` (its spec ``s``) over ``ops`` into ``out`` (None: a new tensor); an ``out``
+    of another dtype, or overlapping an input elsewhere, gets the result through a temporary."""
+    expr, rt, err, helpers, vx = s
+    cd = tn.cl_dev(x)
+    if out is not None and (out._dtype is not rt.dtype or _overlaps(out, xs, shape)):
+        r = ew.run(name, expr, rt, ops, shape, None, x._device, cd, err, helpers, vx)
+        _finish(cd, err, name, xs)
+        from .memory import k_copy_
+        return k_copy_(out, r)
+    r = ew.run(name, expr, rt, ops, shape, out, x._device, cd, err, helpers, vx)
+    _finish(cd, err, name, xs)
+    return r
+
+
+def unary(name: str):
+    spec = _specs(UNARY, name)
+
+    def k(x: Tensor, out: Tensor | None = None) -> Tensor:
+        return _apply(name, spec(T(x._dtype)), [x], x._shape, out, x, (x,))
     k.__name__ = f"k_{name}"
     return k
 
 
 def binary(name: str):
-    table = BINARY
-    specs: dict = {}
+    spec = _specs(BINARY, name)
 
     def k(a, b, out: Tensor | None = None) -> Tensor:
         if isinstance(a, Tensor):
@@ -76,22 +90,8 @@ def binary(name: str):
             x = b
             shape = b._shape
         t = T(x._dtype)
-        s = specs.get(t.name)
-        if s is None:
-            sp = _spec(table, name, t)
-            vx = vector_form(name, t, sp[0])
-            s = specs[t.name] = sp + (helpers_for(sp[0] + (vx or "")), vx)
-        expr, rt, err, helpers, vx = s
         ops = [a if isinstance(a, Tensor) else (a, t), b if isinstance(b, Tensor) else (b, t)]
-        cd = tn.cl_dev(x)
-        if out is not None and (out._dtype is not rt.dtype or _overlaps(out, (a, b), shape)):
-            r = ew.run(name, expr, rt, ops, shape, None, x._device, cd, err, helpers, vx)
-            _finish(cd, err, name, (a, b))
-            from .memory import k_copy_
-            return k_copy_(out, r)
-        r = ew.run(name, expr, rt, ops, shape, out, x._device, cd, err, helpers, vx)
-        _finish(cd, err, name, (a, b))
-        return r
+        return _apply(name, spec(t), ops, shape, out, x, (a, b))
     k.__name__ = f"k_{name}"
     return k
 
