@@ -18,7 +18,7 @@ their geometry comes from :mod:`ember.backend.shapes`, which the backends' kerne
 from __future__ import annotations
 
 # (in this order: it is the order of the ops in OPS)
-from . import activation, loss, dense, padding, conv, pooling, normalization, sparse, regularization, recurrent  # noqa: I001
+from . import activation, loss, dense, padding, conv, pooling, normalization, sparse, regularization, recurrent
 from .activation import *  # noqa: F401,F403
 from .regularization import *  # noqa: F401,F403
 

@@ -74,5 +74,5 @@ def windows(xp, kernel, dilation, stride, out_sp):
     st = xp._stride
     nsp = len(kernel)
     size = xp._shape[:2] + tuple(kernel) + tuple(out_sp)
-    stride_ = st[:2] + tuple(st[2 + i] * dilation[i] for i in range(nsp)) + tuple(st[2 + i] * stride[i] for i in range(nsp))
-    return V.as_strided(xp, size, stride_, xp._offset)
+    win = tuple(st[2 + i] * dilation[i] for i in range(nsp)) + tuple(st[2 + i] * stride[i] for i in range(nsp))
+    return V.as_strided(xp, size, st[:2] + win, xp._offset)
