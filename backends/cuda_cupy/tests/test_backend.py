@@ -75,6 +75,18 @@ def test_the_numpy_table_is_reused_with_cupy():
     assert isinstance(x._storage._data, cupy.ndarray) and (x + 1).tolist() == [[1, 2, 3], [4, 5, 6]]
 
 
+def test_overrides_of_the_optional_capabilities_keep_the_base_signatures():
+    import inspect
+    from ember.backend import Backend
+    from ember_cuda_cupy.backend import CupyBackend
+    for name in ("pin_memory", "is_pinned", "set_num_threads", "get_num_threads", "to_dlpack", "dlpack_device",
+                 "from_dlpack", "memory_stats", "empty_cache", "create_generator", "from_numpy"):
+        base, own = getattr(Backend, name), getattr(CupyBackend, name)
+        assert [(p.name, p.kind, p.default) for p in inspect.signature(own).parameters.values()] == \
+            [(p.name, p.kind, p.default) for p in inspect.signature(base).parameters.values()], name
+    assert CupyBackend.supports_pinning and _be().cuda_api is not None
+
+
 def test_bfloat16_is_stored_as_bits_and_computes_in_float32():
     x = ember.tensor([1.0, 2.5, -3.0, 1e-3], dtype=ember.bfloat16, device="cuda")
     assert x._storage._data.dtype == np.uint16
