@@ -31,32 +31,36 @@ def _norm_indices(x, indices, op):
     indices, negatives wrapped, bounds checked."""
     out = []
     d = 0
+    dev = x._device
+    xs = x._shape
+    nx = len(xs)
     for t in indices:
         if t is None:
             out.append(None)
             d += 1
             continue
-        t = SG._as_index(t, op, x._device)
-        if t._device is not x._device:
+        t = SG._as_index(t, op, dev)
+        if t._device is not dev:
             if t._device._type == "cpu":
-                t = t.to(x._device)
+                t = t.to(dev)
             else:
                 U.common_device(op, x, t)
         if t._dtype is D.bool:
-            if t.dim() == 0:
+            ts = t._shape
+            if not ts:
                 raise IndexError(f"{op}: a 0-d bool index is only supported in x[...]")
-            for j in range(t.dim()):
-                if d + j >= x.dim() or t._shape[j] != x._shape[d + j]:
-                    raise IndexError(f"The shape of the mask {list(t._shape)} at index {j} does not match the shape of the "
-                                     f"indexed tensor {list(x._shape)} at index {d + j}")
+            for j in range(len(ts)):
+                if d + j >= nx or ts[j] != xs[d + j]:
+                    raise IndexError(f"The shape of the mask {list(ts)} at index {j} does not match the shape of the "
+                                     f"indexed tensor {list(xs)} at index {d + j}")
             nz = MK.nonzero(t)
-            for j in range(t.dim()):
+            for j in range(len(ts)):
                 out.append(nz[:, j])
-            d += t.dim()
+            d += len(ts)
             continue
-        if d >= x.dim():
-            raise IndexError(f"too many indices for tensor of dimension {x.dim()}")
-        out.append(SG.check_bounds(t, x._shape[d], op, d, True))
+        if d >= nx:
+            raise IndexError(f"too many indices for tensor of dimension {nx}")
+        out.append(SG.check_bounds(t, xs[d], op, d, True))
         d += 1
     while out and out[-1] is None:
         out.pop()
@@ -247,8 +251,9 @@ def _parse(x, key):
             consumed += k.ndim
         else:
             consumed += 1
-    if consumed > x.dim():
-        raise IndexError(f"too many indices for tensor of dimension {x.dim()}")
+    nx = x.dim()
+    if consumed > nx:
+        raise IndexError(f"too many indices for tensor of dimension {nx}")
     if sum(1 for k in key if k is Ellipsis) > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
     v = x
@@ -259,7 +264,7 @@ def _parse(x, key):
             v = V.unsqueeze(v, d)
             d += 1
         elif k is Ellipsis:
-            d += x.dim() - consumed
+            d += nx - consumed
         elif isinstance(k, bool):
             v = V.unsqueeze(v, d)
             if not k:

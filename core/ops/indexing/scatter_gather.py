@@ -89,15 +89,17 @@ def _gather_bw(ctx, g):
 
 
 def _check_gather_shapes(x, d, index, op, src=None):
-    if index.dim() != x.dim() and not (index.dim() <= 1 and x.dim() <= 1):
+    xs, ixs = x._shape, index._shape
+    nx, ni = len(xs), len(ixs)
+    if ni != nx and not (ni <= 1 and nx <= 1):
         raise RuntimeError(f"{op}(): Index tensor must have the same number of dimensions as input tensor "
-                           f"(index {list(index._shape)}, input {list(x._shape)})")
-    for i in range(index.dim()):
-        if i != d and index._shape[i] > (x._shape[i] if x.dim() else 1):
-            raise RuntimeError(f"{op}(): Size does not match at dimension {i} expected index {list(index._shape)} to be "
-                               f"smaller than self {list(x._shape)} apart from dimension {d}")
-        if src is not None and index._shape[i] > (src._shape[i] if src.dim() else 1):
-            raise RuntimeError(f"{op}(): Expected index {list(index._shape)} to be smaller than self {list(x._shape)} "
+                           f"(index {list(ixs)}, input {list(xs)})")
+    for i in range(ni):
+        if i != d and ixs[i] > (xs[i] if nx else 1):
+            raise RuntimeError(f"{op}(): Size does not match at dimension {i} expected index {list(ixs)} to be "
+                               f"smaller than self {list(xs)} apart from dimension {d}")
+        if src is not None and ixs[i] > (src._shape[i] if src._shape else 1):
+            raise RuntimeError(f"{op}(): Expected index {list(ixs)} to be smaller than self {list(xs)} "
                                f"apart from dimension {d} and to be smaller size than src {list(src._shape)}")
 
 
@@ -105,11 +107,12 @@ def _check_gather_shapes(x, d, index, op, src=None):
 def gather(input, dim, index, *, sparse_grad=False):
     """``out[i][j] = input[index[i][j]][j]`` along ``dim`` (indices must be in range)."""
     x = input
-    d = _wrap_dim(dim, x.dim(), "gather") if x.dim() else 0
+    nd = x.dim()
+    d = _wrap_dim(dim, nd, "gather") if nd else 0
     index = _index_arg(index, "gather", x._device)
     U.common_device("gather", x, index)
     _check_gather_shapes(x, d, index, "gather")
-    if x.dim() == 0:
+    if nd == 0:
         r = gather(x.reshape(1), 0, index.reshape(-1) if index.dim() else index.reshape(1))
         return None, r.reshape(input._shape if index.numel() == 1 and input.dim() == 0 else r._shape), None
     return x._device, (x, d, index), (x,)
@@ -128,7 +131,8 @@ def _src_region(src, index):
 
 
 def _scatter_prep(x, dim, index, src, op):
-    d = _wrap_dim(dim, x.dim(), op) if x.dim() else 0
+    nd = x.dim()
+    d = _wrap_dim(dim, nd, op) if nd else 0
     index = _index_arg(index, op, x._device)
     if isinstance(src, Tensor):
         U.common_device(op, x, index, src)
@@ -282,12 +286,13 @@ def index_select(input, dim, index):
     """The entries of ``input`` at ``index`` (1-D, indices in range) along ``dim``."""
     x = input
     index = _index_arg(index, "index_select", x._device)
-    if index.dim() > 1:
+    if len(index._shape) > 1:
         raise IndexError(f"index_select(): Index is supposed to be a vector, got {index.dim()}-D")
-    if x.dim() == 0:
+    nd = x.dim()
+    if nd == 0:
         index = check_bounds(index, 1, "index_select", 0, False)
         return None, index_select(x.reshape(1), 0, index.reshape(-1)).reshape(index._shape), None
-    d = _wrap_dim(dim, x.dim(), "index_select")
+    d = _wrap_dim(dim, nd, "index_select")
     index = check_bounds(index.reshape(-1), x._shape[d], "index_select", d, False)
     return x._device, (x, d, index), (x,)
 

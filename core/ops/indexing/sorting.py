@@ -43,9 +43,10 @@ def sort(input, dim: int = -1, descending: bool = False, stable: bool = False):
     x = input
     if isinstance(dim, bool):
         dim, descending = -1, dim
-    if x.dim() == 0:
+    nd = x.dim()
+    if nd == 0:
         return None, RT.sort(x.clone(), CR.zeros((), dtype=_INT64, device=x._device)), None
-    d = _wrap_dim(dim, x.dim(), "sort")
+    d = _wrap_dim(dim, nd, "sort")
     if x._dtype is D.bool:
         v, i = sort(x.to(D.uint8), d, descending, stable)
         return None, RT.sort(v.to(D.bool), i), None
