@@ -21,6 +21,8 @@ except Exception as e:  # pragma: no cover - exercised in environments without p
     cl = _cl = None
     _IMPORT_ERROR = f"{type(e).__name__}: {e}"
 
+from . import pocl_cpu
+
 __all__ = ["OpenCLError", "check", "CLDevice", "Buf", "devices", "availability"]
 
 
@@ -110,7 +112,6 @@ def _discover() -> None:
             if plats and not found:
                 reason = f"OpenCL platform(s) {', '.join(p.name for p in plats)} report no devices"
         if found:
-            from . import pocl_cpu
             for p, d in found:
                 pocl_cpu.fix_target_cpu(p, d)
         _found, _reason = found, reason
@@ -434,7 +435,6 @@ def _save_binary(path: str, prg, device) -> None:
 
 
 def _cpu_tag(platform, device) -> str:
-    from . import pocl_cpu
     return pocl_cpu.applied.get(device.int_ptr, "")
 
 

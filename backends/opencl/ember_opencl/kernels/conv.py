@@ -17,7 +17,9 @@ from ember.backend.shapes import conv_out
 from . import tensors as tn
 from .args import Args
 from .matmul import matmul
-from .reduce import acc_type
+from .memory import clone
+from .pointwise import KERNELS as PW
+from .reduce import acc_type, reduce
 from .types import T, preamble
 
 
@@ -165,7 +167,6 @@ def col2im(cols, out_sp, kernel, dilation, padding, stride):
 def _add_bias(out: Tensor, b, nsp: int) -> Tensor:
     if b is None:
         return out
-    from .pointwise import KERNELS as PW
     bv = tn.view(b, (1, b._shape[0]) + (1,) * nsp, (0, b._stride[0]) + (0,) * nsp)
     return PW["add"](out, bv, out)
 
@@ -180,7 +181,6 @@ def k_convolution(x, w, b, stride, padding, dilation, groups):
     G = groups
     CK, Lc = cols._shape[1] // G, cols._shape[2]
     colsg = tn.view(cols, (N, G, CK, Lc))
-    from .memory import clone
     wc = w if w.is_contiguous() else clone(w)
     wg = tn.view(wc, (G, Cout // G, CK))
     out = matmul(wg, colsg)  # (N, G, Cout/G, L), contiguous
@@ -197,7 +197,6 @@ def k_conv_transpose(x, w, b, stride, padding, output_padding, dilation, groups)
     in_sp = x._shape[2:]
     out_sp = tuple((in_sp[i] - 1) * stride[i] - 2 * padding[i] + dilation[i] * (kernel[i] - 1) + 1 + output_padding[i]
                    for i in range(nsp))
-    from .memory import clone
     xc = x if x.is_contiguous() else clone(x)
     wc = w if w.is_contiguous() else clone(w)
     xg = tn.view(xc, (N, G, Cin // G, math.prod(in_sp)))
@@ -210,8 +209,6 @@ def k_conv_transpose(x, w, b, stride, padding, output_padding, dilation, groups)
 
 
 def k_conv_weight_grad(x, g, wshape, stride, padding, dilation, groups):
-    from .memory import clone
-    from .reduce import reduce
     N = x._shape[0]
     kernel = tuple(wshape[2:])
     G = groups

@@ -129,6 +129,12 @@ def _source(expr: str, ot, kinds: tuple, layout: str, R: int, needs_err: bool, h
     return src, "ew"
 
 
+def _dense(x: Tensor, shape: tuple, device, cd) -> Tensor:
+    """``x`` broadcast to ``shape``, as a new contiguous tensor."""
+    t = T(x._dtype)
+    return run(("copy", t.name), "a", t, [expanded(x, shape)], shape, None, device, cd)
+
+
 def run(opkey, expr: str, ot, operands: list, shape: tuple, out: Tensor | None, device, cd,
         needs_err: bool = False, helpers: str = "", vexpr: str | None = None) -> Tensor:
     """Compute ``expr`` elementwise over ``operands`` (tensors, broadcast to ``shape``, or
@@ -187,8 +193,7 @@ def run(opkey, expr: str, ot, operands: list, shape: tuple, out: Tensor | None, 
             if not tens or all(x.is_contiguous() and x._shape == shape for x in tens):
                 raise RuntimeError(f"opencl:{cd.index}: a {len(shape)}-d elementwise kernel needs {A.nbytes} bytes "
                                    f"of arguments; the device allows {cd.max_param} (CL_DEVICE_MAX_PARAMETER_SIZE)")
-            from .memory import clone
-            dense = [x if x.__class__ is tuple else clone(expanded(x, shape)) for x in operands]
+            dense = [x if x.__class__ is tuple else _dense(x, shape, device, cd) for x in operands]
             return run(opkey, expr, ot, dense, shape, out, device, cd, needs_err, helpers, vexpr)
         meta = A.pack(n=inner if lay == "nd" else n, off_o=out._offset, off=offs, shape=csh,
                       st=[s for st in csts for s in st], **scal)

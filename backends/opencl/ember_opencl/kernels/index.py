@@ -17,6 +17,9 @@ from ember.backend import index_error
 from . import layout as L
 from . import tensors as tn
 from .args import Args
+from .memory import clone
+from .pointwise import KERNELS as PW
+from .scan import scan
 from .types import T, TYPES, preamble
 
 I64 = TYPES["int64"]
@@ -86,7 +89,6 @@ def k_gather(x: Tensor, d: int, index: Tensor) -> Tensor:
 def k_index_select(x: Tensor, d: int, index: Tensor) -> Tensor:
     """A gather whose index is ``index`` (1-D) broadcast over every dim but ``d``."""
     if len(index._shape) != 1:
-        from .memory import clone
         index = tn.view(clone(index), (index.numel(),))
     if not x._shape:
         x = tn.view(x, (1,), (0,))
@@ -180,7 +182,6 @@ def scatter_add_into(out: Tensor, d: int, index: Tensor, src: Tensor, op: str = 
 
 
 def k_scatter_add(x: Tensor, d: int, index: Tensor, src: Tensor) -> Tensor:
-    from .memory import clone
     out = clone(x)
     return scatter_add_into(out, d, index, src)
 
@@ -214,8 +215,6 @@ def k_nonzero(x: Tensor) -> Tensor:
     n = x.numel()
     if n == 0:
         return tn.new_tensor(cd, (0, R), D.int64, x._device)
-    from .pointwise import KERNELS as PW
-    from .scan import scan
     flag = PW["ne"](x, False if x._dtype is D.bool else 0)  # contiguous bool
     flat = tn.view(flag, (n,))
     pos = scan("cumsum", flat, 0, D.int64)

@@ -23,6 +23,8 @@ from ember.backend import broadcast_shapes
 from . import layout as L
 from . import tensors as tn
 from .args import Args
+from .memory import clone, k_fill_
+from .pointwise import KERNELS as PW
 from .types import T, TYPES, preamble, vload, vstore
 
 
@@ -123,7 +125,6 @@ def _nt_src(t, RB, TM, TN, VW):
 
 
 def _contig(x: Tensor) -> Tensor:
-    from .memory import clone
     return clone(x)
 
 
@@ -150,7 +151,6 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
     if out.numel() == 0:
         return tn.view(out, final) if final != out_shape else out
     if K == 0:
-        from .memory import k_fill_
         k_fill_(out, 0)
         return tn.view(out, final) if final != out_shape else out
     t = T(a._dtype)
@@ -221,7 +221,6 @@ def k_linear(x, w, b):
     r = matmul(x, wt)
     if b is None:
         return r
-    from .pointwise import KERNELS as PW
     return PW["add"](r, b, r)
 
 

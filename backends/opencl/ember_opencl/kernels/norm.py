@@ -11,6 +11,7 @@ from . import elementwise as ew
 from . import layout as L
 from . import tensors as tn
 from .args import Args
+from .memory import clone, k_to_copy
 from .reduce import acc_type
 from .types import T, preamble
 
@@ -133,7 +134,6 @@ def _bn_launch(cd, name, t, at, x, bufs, eps=0.0, g_off=0):
 
 
 def k_batch_norm(x, w, b, eps):
-    from .memory import clone, k_to_copy
     cd = tn.cl_dev(x)
     t = T(x._dtype)
     at = acc_type("sum", t)
@@ -163,7 +163,6 @@ def k_batch_norm(x, w, b, eps):
 
 
 def k_batch_norm_backward(g, x, w, mean, invstd, need_w, need_b):
-    from .memory import clone, k_to_copy
     cd = tn.cl_dev(x)
     t = T(x._dtype)
     at = acc_type("sum", t)

@@ -2,11 +2,13 @@
 input at the same positions; any other overlap goes through a temporary)."""
 from __future__ import annotations
 
-from ember.backend import Tensor
+from ember.backend import Tensor, describe
+from ember.backend import dtypes as D
 from ember.backend import broadcast_shapes
 
 from . import elementwise as ew
 from . import tensors as tn
+from .memory import k_copy_
 from .ops import BINARY, UNARY, helpers_for, vector_form
 from .types import T
 
@@ -22,12 +24,7 @@ def _overlaps(out: Tensor, xs, shape) -> bool:
 def _finish(cd, needs_err: bool, op: str, xs) -> None:
     if needs_err and cd.read_error() is not None:
         raise RuntimeError(f"ZeroDivisionError: {op}: integer division by zero "
-                           f"({', '.join(_desc(x) for x in xs)})")
-
-
-def _desc(x) -> str:
-    from ember.backend import describe as desc
-    return desc(x)
+                           f"({', '.join(describe(x) for x in xs)})")
 
 
 def _spec(table, name, t):
@@ -60,7 +57,6 @@ def _apply(name: str, s: tuple, ops: list, shape: tuple, out, x: Tensor, xs: tup
     if out is not None and (out._dtype is not rt.dtype or _overlaps(out, xs, shape)):
         r = ew.run(name, expr, rt, ops, shape, None, x._device, cd, err, helpers, vx)
         _finish(cd, err, name, xs)
-        from .memory import k_copy_
         return k_copy_(out, r)
     r = ew.run(name, expr, rt, ops, shape, out, x._device, cd, err, helpers, vx)
     _finish(cd, err, name, xs)
@@ -109,7 +105,6 @@ def k_where(c: Tensor, a, b) -> Tensor:
 
 
 def _scalar_type(a, b):
-    from ember.backend import dtypes as D
     if isinstance(a, float) or isinstance(b, float):
         return T(D.get_default_dtype())
     if isinstance(a, bool) and isinstance(b, bool):

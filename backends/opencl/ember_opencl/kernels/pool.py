@@ -12,6 +12,8 @@ from ember.backend.shapes import pool_out
 from . import tensors as tn
 from .args import Args
 from .conv import window_fields
+from .index import scatter_add_into
+from .memory import clone, k_fill_
 from .types import T, preamble
 
 
@@ -76,8 +78,6 @@ def k_max_pool(x, kernel, stride, padding, dilation, ceil_mode):
 
 
 def k_max_pool_backward(g, idx, in_shape):
-    from .index import scatter_add_into
-    from .memory import clone, k_fill_
     cd = tn.cl_dev(g)
     N, C = in_shape[:2]
     z = tn.new_tensor(cd, (N, C, math.prod(in_shape[2:])), g._dtype, g._device)

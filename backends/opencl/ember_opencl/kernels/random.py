@@ -16,6 +16,7 @@ from ember.backend import BackendGenerator, DEFAULT_SEED, Tensor
 
 from . import tensors as tn
 from .args import Args
+from .memory import k_copy_
 from .types import T, preamble
 
 _MAGIC = b"EPX1"
@@ -117,7 +118,6 @@ def _fill(dist: str, t_: Tensor, a: float, b: float, gen: PhiloxGenerator) -> Te
     if not t_.is_contiguous():
         tmp = tn.new_tensor(cd, t_._shape, t_._dtype, t_._device)
         _fill(dist, tmp, a, b, gen)
-        from .memory import k_copy_
         return k_copy_(t_, tmp)
     dbl = t.ct == "double"
     meta = _args("double" if dbl else "float").pack(n=n, off=t_._offset, key=gen._seed, call=gen.next_call(),

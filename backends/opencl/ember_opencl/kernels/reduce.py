@@ -19,6 +19,7 @@ from ember.backend import Tensor
 from . import layout as L
 from . import tensors as tn
 from .args import Args
+from .memory import k_fill_
 from .types import TYPES, T, max_value, min_value, preamble, vload
 
 I64 = TYPES["int64"]
@@ -276,7 +277,6 @@ def reduce(op: str, x: Tensor, dims: tuple, keepdim: bool, out_dtype=None, *, me
         ident = {"sum": 0, "mean": float("nan"), "prod": 1}.get(op)
         if ident is None:
             raise RuntimeError(f"{op}(): Expected reduction dim to have non-zero size (input shape {list(x._shape)})")
-        from .memory import k_fill_
         return k_fill_(out, ident)
     Rk, Rr = len(ksh), len(rsh)
     many = M >= 64 * max(4, cd.compute_units)

@@ -10,6 +10,7 @@ from ember.backend import Tensor
 
 from . import layout as L
 from . import tensors as tn
+from .memory import k_copy_
 from .reduce import acc_type
 from .types import T, preamble
 
@@ -60,7 +61,6 @@ def scan(op: str, x: Tensor, d: int, out_dtype=None) -> Tensor:
     if n == 0:
         return out
     if not x._shape:
-        from .memory import k_copy_
         return k_copy_(out, x)
     M, K, ksh, kx, ko = L.along(x, out, d)
     Rk = len(ksh)

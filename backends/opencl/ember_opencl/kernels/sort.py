@@ -13,6 +13,7 @@ from ember.backend import Tensor
 
 from . import layout as L
 from . import tensors as tn
+from .memory import k_copy_, k_fill_
 from .types import T, TYPES, preamble
 
 RUN = 16
@@ -86,7 +87,6 @@ def k_sort(x: Tensor, d: int, descending: bool, stable: bool):
     if n == 0:
         return vals, idx
     if not x._shape:
-        from .memory import k_copy_, k_fill_
         k_copy_(vals, x)
         k_fill_(idx, 0)
         return vals, idx
