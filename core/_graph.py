@@ -7,6 +7,7 @@ run are reached as Tensor methods, never imported. The public namespace is
 from __future__ import annotations
 
 import itertools
+import math
 import traceback
 import weakref
 
@@ -58,10 +59,7 @@ class TensorMeta:
         return self._stride
 
     def numel(self):
-        n = 1
-        for s in self.shape:
-            n *= s
-        return n
+        return math.prod(self.shape)
 
     @property
     def ndim(self):

@@ -36,7 +36,7 @@ from .ops import _args as U
 from .ops import arithmetic as A
 from .ops import creation
 from .ops import random as _random
-from .ops.registry import dispatch
+from .ops.registry import OPS, dispatch
 
 _grad = _state.grad
 
@@ -48,8 +48,13 @@ _NOT_METHODS = {"broadcast_shapes", "tril_indices", "triu_indices", "where"}  # 
 
 
 def _bind_ops() -> None:
+    for op in OPS.values():  # every op declared with method=True, under its own name
+        if op.method and op.fn is not None:
+            for fn in (op.fn, op.inplace_fn):
+                if fn is not None and fn.__name__ not in Tensor.__dict__:
+                    setattr(Tensor, fn.__name__, fn)
     skip = set(ops.creation.__all__) | set(ops.random.__all__) | _NOT_METHODS
-    for name in ops.__all__:
+    for name in ops.__all__:  # and under the other names ember.ops gives them (multiply for mul...)
         fn = getattr(ops, name)
         op = getattr(fn, "op", None)
         bind = op.method if op is not None else (name in PLAIN_METHODS or name not in skip)
@@ -328,8 +333,10 @@ def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=
 
 # -- conversions and protocols ------------------------------------------------------------------
 
-def to(self, *args, **kwargs):
-    """``to(dtype)``, ``to(device, dtype=None)``, ``to(other)``, with ``copy`` and ``non_blocking``."""
+def parse_to(args, kwargs) -> tuple:
+    """``(device, dtype, non_blocking, copy)`` of a ``to(...)`` call (``Tensor.to`` and
+    ``Module.to``): ``to(dtype)``, ``to(device, dtype=None)``, ``to(other)``; device and dtype
+    are None where not given. ``kwargs`` is consumed."""
     dev = dtype = None
     copy = kwargs.pop("copy", False)
     non_blocking = bool(kwargs.pop("non_blocking", False))
@@ -358,7 +365,13 @@ def to(self, *args, **kwargs):
             dtype = D.to_dtype(a)
         else:
             raise TypeError(f"to() received an invalid combination of arguments: {a!r}")
-    dtype = self._dtype if dtype is None else D.to_dtype(dtype)
+    return dev, (None if dtype is None else D.to_dtype(dtype)), non_blocking, copy
+
+
+def to(self, *args, **kwargs):
+    """``to(dtype)``, ``to(device, dtype=None)``, ``to(other)``, with ``copy`` and ``non_blocking``."""
+    dev, dtype, non_blocking, copy = parse_to(args, kwargs)
+    dtype = self._dtype if dtype is None else dtype
     dev = self._device if dev is None else _devices.canonical(dev)
     if dev is self._device and dtype is self._dtype and not copy:
         return self

@@ -5,6 +5,7 @@ methods and operators, ``requires_grad``/``grad_fn``/hooks/``backward``, ``to``,
 pickling, DLPack)."""
 from __future__ import annotations
 
+import math
 import warnings
 import weakref
 
@@ -59,10 +60,7 @@ class Tensor:
         return len(self._shape)
 
     def numel(self) -> int:
-        n = 1
-        for s in self._shape:
-            n *= s
-        return n
+        return math.prod(self._shape)
 
     nelement = numel
 
@@ -410,10 +408,7 @@ class Size(tuple):
         return f"ember.Size([{', '.join(str(s) for s in self)}])"
 
     def numel(self) -> int:
-        n = 1
-        for s in self:
-            n *= s
-        return n
+        return math.prod(self)
 
     def __getitem__(self, item):
         r = tuple.__getitem__(self, item)

@@ -1,5 +1,5 @@
 """Packaging: the core's package list in pyproject.toml matches core/, and the distribution
-layout follows DESIGN.md (backends and plugins are separate distributions; plugins use ember's
+layout follows docs/design.md (backends and plugins are separate distributions; plugins use ember's
 public API only)."""
 import os
 import re

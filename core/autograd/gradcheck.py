@@ -33,7 +33,7 @@ def _numerical(func, inputs, i, eps):
     n = x.numel()
     cols = []
     for j in range(n):
-        with _no_grad():
+        with _state.grad_disabled():
             e = ops.zeros(x.numel(), dtype=x.dtype, device=x.device)
             e[j] = eps
             e = e.reshape(x.shape)
@@ -66,13 +66,6 @@ def _analytical(outputs, inputs, i):
     return rows  # rows[k][m]: d out_k[m] / d x (flattened over x)
 
 
-class _no_grad:
-    def __enter__(self):
-        self.prev = _state.grad.enabled
-        _state.grad.enabled = False
-
-    def __exit__(self, *exc):
-        _state.grad.enabled = self.prev
 
 
 def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,

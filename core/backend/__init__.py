@@ -37,6 +37,7 @@ from .._storage import UntypedStorage
 from .._tensor import Tensor, _make
 from ..ops.primitives import GROUPS as PRIMITIVE_GROUPS
 from ..ops.primitives import PRIMITIVES
+from . import dtypes, shapes  # noqa: F401  (ember.backend.dtypes, ember.backend.shapes)
 from .shapes import broadcast_shapes, contiguous_strides
 
 __all__ = ["Backend", "BackendGenerator", "KernelTable", "make_tensor", "contiguous_strides", "broadcast_shapes",

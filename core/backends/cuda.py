@@ -4,6 +4,7 @@ the cuda backend's matmul."""
 from __future__ import annotations
 
 from . import get_float32_matmul_precision
+from .. import _plugins
 
 
 class _Matmul:
@@ -27,7 +28,6 @@ def float32_matmul_precision() -> str:
 
 def is_built() -> bool:
     """Whether a cuda backend is installed (PyTorch: built with CUDA)."""
-    from .. import _plugins
     try:
         _plugins.backend_spec("cuda")
         return True

@@ -43,9 +43,7 @@ def calculate_gain(nonlinearity: str, param=None) -> float:
 def _calculate_fan_in_and_fan_out(tensor: Tensor) -> tuple:
     if tensor.dim() < 2:
         raise ValueError("Fan in and fan out can not be computed for tensor with fewer than 2 dimensions")
-    receptive = 1
-    for s in tensor.shape[2:]:
-        receptive *= s
+    receptive = math.prod(tensor.shape[2:])
     return tensor.shape[1] * receptive, tensor.shape[0] * receptive
 
 

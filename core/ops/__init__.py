@@ -29,8 +29,8 @@ from .views import *  # noqa: F401,F403
 FAMILIES = (arithmetic, comparison, unary, pointwise, reduction, indexing, shape, views, linalg, copy, nn, creation,
             random)
 
-__all__ = sorted({name for fam in FAMILIES for name in fam.__all__}
-                 | {"OPS", "OpDef", "ALL", "defop", "composite", "register_op", "dispatch", "record", "run"})
+# the op functions (the registry and the declaration API are attributes of ember.ops, not ember)
+__all__ = sorted({name for fam in FAMILIES for name in fam.__all__})
 
 
 def __getattr__(name: str):

@@ -60,6 +60,10 @@ def defop(name: str, meta=None, *, decomposition=None, backward=None, saves=ALL,
                                module=module or _caller_module(), plugin=plugin, replace=replace)
     if result not in RESULT_RULES:
         raise ValueError(f"defop {name!r}: result must be one of {RESULT_RULES}, got {result!r}")
+    if result is not None and backward is None and differentiable is not False and decomposition is not None:
+        # an op differentiated through its decomposition records the decomposition's last op, whose
+        # inputs are not this op's: an in-place form writing straight into a view would misroute them
+        raise ValueError(f"defop {name!r}: result= needs a backward formula (or differentiable=False)")
     op = register_op(name, meta=meta, decomposition=decomposition, backward=backward, saves=saves,
                      save_output=save_output, differentiable=differentiable, group=group, plugin=plugin,
                      doc=doc or meta.__doc__ or "", result=None if exact_dtype else result, method=method,

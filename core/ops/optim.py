@@ -3,7 +3,7 @@
 Each op updates, in place, every parameter of a list together with its optimizer state, with
 PyTorch's exact update formula (the single-tensor form of ``torch.optim``). The decomposition
 below *is* the plain implementation, written in ember ops, so every backend runs it; a backend
-may register a native kernel under the op's name (DESIGN.md, "optional fast paths": fused
+may register a native kernel under the op's name (docs/design.md, the backend contract: fused
 optimizer updates) and ``ember.optim`` then calls it instead. A kernel must produce the same
 values as the decomposition, bump the version counter of every tensor it writes, and increment
 the 0-d ``steps`` counters itself (they are part of the state it owns).

@@ -3,6 +3,7 @@ argument checked: a file names them, so they must refuse what a well-formed file
 (an offset past the storage, a negative stride, requires_grad on an int tensor...)."""
 from __future__ import annotations
 
+import math
 import operator
 
 from .. import _dtype as D
@@ -43,10 +44,7 @@ def _check_geometry(storage: UntypedStorage, dtype, offset, size, stride) -> tup
     stride = tuple(_index(s, "a stride") for s in stride)
     if offset < 0 or any(s < 0 for s in size) or any(s < 0 for s in stride):
         raise _BadFile(f"negative offset, size or stride: offset {offset}, size {size}, stride {stride}")
-    numel = 1
-    for s in size:
-        numel *= s
-    if numel:
+    if math.prod(size):
         last = offset + sum((s - 1) * st for s, st in zip(size, stride))
         if (last + 1) * dtype.itemsize > storage._nbytes:
             raise _BadFile(f"a {dtype} tensor of size {list(size)}, stride {list(stride)} and offset {offset} "

@@ -11,16 +11,14 @@ import itertools
 from collections import OrderedDict, namedtuple
 from typing import Any, Callable, Iterator
 
+from ... import _devices, _state
 from ... import _dtype as D
-from ... import _state
-from ..._tensor import Tensor
 from ..._graph import RemovableHandle
-from ..parameter import Buffer, Parameter
-from ... import _devices
-from ..._device import device as _device_cls
-from ._backward_hooks import wrap_inputs
-from ._backward_hooks import wrap_outputs
+from ..._methods import parse_to
+from ..._tensor import Tensor
 from ...ops import creation as _factory
+from ..parameter import Buffer, Parameter
+from . import _backward_hooks as BH
 
 __all__ = ["Module", "register_module_forward_pre_hook", "register_module_forward_hook",
            "register_module_full_backward_hook", "register_module_full_backward_pre_hook"]
@@ -165,7 +163,7 @@ class Module:
                         or _global_backward_pre_hooks)
         state = None
         if bw_hooks and _grad.enabled:
-            state, args = wrap_inputs(self, args)
+            state, args = BH.wrap_inputs(self, args)
         try:
             result = self.forward(*args, **kwargs)
         except Exception:
@@ -184,7 +182,7 @@ class Module:
             if r is not None:
                 result = r
         if state is not None:
-            result = wrap_outputs(state, result)
+            result = BH.wrap_outputs(state, result)
         return result
 
     # -- hooks -------------------------------------------------------------------------------
@@ -591,7 +589,7 @@ class Module:
                     else:
                         setattr(self, name, value)
                 else:
-                    with _NoGrad():
+                    with _state.grad_disabled():
                         param.copy_(value)
             except Exception as ex:
                 error_msgs.append(f'While copying the parameter named "{key}", whose dimensions in the model are '
@@ -700,19 +698,19 @@ class Module:
         for key, p in self._parameters.items():
             if p is None:
                 continue
-            with _NoGrad():
+            with _state.grad_disabled():
                 new = fn(p)
             if new is not p:
                 # keep the Parameter object (optimizers hold it): swap its contents
                 Tensor.data.fset(p, new)
             if p._grad is not None:
-                with _NoGrad():
+                with _state.grad_disabled():
                     g = fn(p._grad)
                 if g is not p._grad:
                     p._grad = g.detach()
         for key, b in self._buffers.items():
             if b is not None:
-                with _NoGrad():
+                with _state.grad_disabled():
                     self._buffers[key] = fn(b)
         return self
 
@@ -783,37 +781,6 @@ class Module:
         return main + ")"
 
 
-class _NoGrad:
-    __slots__ = ("prev",)
-
-    def __enter__(self):
-        self.prev = _grad.enabled
-        _grad.enabled = False
-
-    def __exit__(self, *exc):
-        _grad.enabled = self.prev
-
-
 def _parse_to(args, kwargs):
-    device = kwargs.pop("device", None)
-    dtype = kwargs.pop("dtype", None)
-    kwargs.pop("non_blocking", None)
-    kwargs.pop("memory_format", None)
-    if kwargs:
-        raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
-    for a in args:
-        if isinstance(a, Tensor):
-            device, dtype = a.device, a.dtype
-        elif isinstance(a, D.dtype):
-            dtype = a
-        elif isinstance(a, (str, _device_cls, int)) and not isinstance(a, bool):
-            device = a
-        elif a is None or isinstance(a, bool):
-            continue
-        else:
-            raise TypeError(f"to() received an invalid combination of arguments: {a!r}")
-    if device is not None:
-        device = _devices.canonical(device)
-    if dtype is not None:
-        dtype = D.to_dtype(dtype)
-    return device, dtype
+    device, dtype, _, _ = parse_to(args, dict(kwargs))
+    return (None if device is None else _devices.canonical(device)), dtype

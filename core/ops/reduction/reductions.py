@@ -26,7 +26,7 @@ from ..declare import composite, defop
 from ..registry import dispatch, register_op
 
 __all__ = ["sum", "mean", "nansum", "nanmean", "prod", "amax", "amin", "aminmax", "argmax", "argmin", "max", "min",
-           "all", "any", "count_nonzero", "logsumexp", "norm", "sum_to_size"]
+           "all", "any", "count_nonzero", "logsumexp", "norm"]
 
 _FLOAT = D._FLOAT
 
@@ -455,6 +455,7 @@ def sum_to_shape(g, shape, op: str = ""):
     return g
 
 
+# a Tensor method only (torch has no torch.sum_to_size)
 @composite("sum_to_size", out=False)
 def sum_to_size(input, *size):
     """``input`` summed over broadcast dimensions down to ``size`` (which ``input`` must

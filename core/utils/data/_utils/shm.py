@@ -23,6 +23,7 @@ comparison, and on platforms without POSIX shared memory, where it is the defaul
 """
 from __future__ import annotations
 
+import math
 import io
 import itertools
 import mmap
@@ -175,9 +176,7 @@ def _warn_full(e) -> None:
 def empty_shared(shape: tuple, dtype):
     """A new contiguous cpu tensor whose storage is a fresh shared-memory segment, or None when
     that is not possible here (no shared memory, zero bytes, a cpu backend that copies)."""
-    n = 1
-    for s in shape:
-        n *= s
+    n = math.prod(shape)
     nbytes = n * dtype.itemsize
     if not AVAILABLE or nbytes == 0:
         return None
