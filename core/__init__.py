@@ -9,7 +9,6 @@ families of :mod:`ember.ops`) and binds the Tensor methods; ``nn``, ``optim``, `
 The public names are the union of the ``__all__`` lists of the modules imported below
 (``tests/test_public_names.py`` checks it); docs/design.md describes the layers.
 """
-from __future__ import annotations
 
 import importlib as _importlib
 

@@ -44,21 +44,16 @@ _grad = _state.grad
 PLAIN_METHODS = ("allclose", "equal")
 
 
-_NOT_METHODS = {"broadcast_shapes", "tril_indices", "triu_indices", "where"}  # transition: see _bind_ops
-
-
 def _bind_ops() -> None:
     for op in OPS.values():  # every op declared with method=True, under its own name
         if op.method and op.fn is not None:
             for fn in (op.fn, op.inplace_fn):
                 if fn is not None and fn.__name__ not in Tensor.__dict__:
                     setattr(Tensor, fn.__name__, fn)
-    skip = set(ops.creation.__all__) | set(ops.random.__all__) | _NOT_METHODS
-    for name in ops.__all__:  # and under the other names ember.ops gives them (multiply for mul...)
+    for name in ops.__all__:  # the other names ember.ops gives them (multiply for mul...), and PLAIN_METHODS
         fn = getattr(ops, name)
         op = getattr(fn, "op", None)
-        bind = op.method if op is not None else (name in PLAIN_METHODS or name not in skip)
-        if bind and name not in Tensor.__dict__:
+        if (op.method if op is not None else name in PLAIN_METHODS) and name not in Tensor.__dict__:
             setattr(Tensor, name, fn)
 
 

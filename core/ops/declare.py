@@ -45,18 +45,20 @@ RESULT_RULES = (None, "elementwise", "first")
 
 
 def defop(name: str, meta=None, *, decomposition=None, backward=None, saves=ALL, save_output=False,
-          differentiable=None, result=None, inplace=False, out=True, exact_dtype=False, method=True, group="",
-          doc="", module=None, plugin="", replace=False):
+          differentiable=None, result=None, inplace=False, out=True, exact_dtype=False, returns=None, method=True,
+          group="", doc="", module=None, plugin="", replace=False):
     """Declare a kernel op whose ``meta`` returns ``(device, kernel_args, inputs)`` (see the
     module docstring); returns the public function. Without ``meta`` it is a decorator for it.
 
     ``inplace``: make the in-place form ``name_``; ``out``: give the function an ``out=``
     argument; ``exact_dtype``: ``out=`` and in-place targets must have the result's dtype (as
-    PyTorch's ``float_power`` and the predicates), instead of any dtype it can be cast to."""
+    PyTorch's ``float_power`` and the predicates), instead of any dtype it can be cast to;
+    ``returns``: a named tuple type the kernel's tuple of results is wrapped in (``sort`` returns
+    ``(values, indices)``)."""
     if meta is None:
         return lambda m: defop(name, m, decomposition=decomposition, backward=backward, saves=saves,
                                save_output=save_output, differentiable=differentiable, result=result, inplace=inplace,
-                               out=out, exact_dtype=exact_dtype, method=method, group=group, doc=doc,
+                               out=out, exact_dtype=exact_dtype, returns=returns, method=method, group=group, doc=doc,
                                module=module or _caller_module(), plugin=plugin, replace=replace)
     if result not in RESULT_RULES:
         raise ValueError(f"defop {name!r}: result must be one of {RESULT_RULES}, got {result!r}")
@@ -68,7 +70,7 @@ def defop(name: str, meta=None, *, decomposition=None, backward=None, saves=ALL,
                      save_output=save_output, differentiable=differentiable, group=group, plugin=plugin,
                      doc=doc or meta.__doc__ or "", result=None if exact_dtype else result, method=method,
                      replace=replace)
-    return _fronts(op, meta, False, out, inplace, exact_dtype, module or _caller_module())
+    return _fronts(op, meta, False, out, inplace, exact_dtype, module or _caller_module(), returns)
 
 
 def composite(name: str, impl=None, *, inplace=False, out=True, exact_dtype=False, method=True, group="", doc="",
@@ -133,15 +135,18 @@ def _caller_module() -> str:
 
 # -- generation of the front ends ----------------------------------------------------------------
 
-def _fronts(op, body, is_composite: bool, with_out: bool, inplace, exact: bool, module: str):
+def _fronts(op, body, is_composite: bool, with_out: bool, inplace, exact: bool, module: str, returns=None):
     params = list(inspect.signature(body).parameters.values())
     if with_out and any(p.name == "out" for p in params):
         raise TypeError(f"op {op.name!r}: the meta/impl must not take 'out' (the front end adds it)")
     parts, call, kwdefaults = _param_source(params)
-    ns = {"_body": body, "_op": op, "_dispatch": dispatch, "W": W, "_exact": exact}
+    ns = {"_body": body, "_op": op, "_dispatch": dispatch, "W": W, "_exact": exact, "_returns": returns}
     name = op.name
     if is_composite:
         run = f"    r = _body({call})\n"
+    elif returns is not None:
+        run = (f"    dev, args, inputs = _body({call})\n"
+               "    r = _returns(*_dispatch(_op, dev, args, inputs)) if dev is not None else args\n")
     else:
         run = (f"    dev, args, inputs = _body({call})\n"
                "    r = _dispatch(_op, dev, args, inputs) if dev is not None else args\n")

@@ -37,7 +37,7 @@ def _sort_bw(ctx, g):
     return (SG.scatter_add(CR.zeros(x.shape, dtype=gv._dtype, device=gv._device), d, idx, gv),)
 
 
-@defop("sort", backward=_sort_bw, saves=(), save_output=True, group="index")
+@defop("sort", backward=_sort_bw, saves=(), save_output=True, returns=RT.sort, group="index")
 def sort(input, dim: int = -1, descending: bool = False, stable: bool = False):
     """(values, indices) sorted along ``dim``; NaN sorts last (first when descending)."""
     x = input
@@ -51,8 +51,7 @@ def sort(input, dim: int = -1, descending: bool = False, stable: bool = False):
         v, i = sort(x.to(D.uint8), d, descending, stable)
         return None, RT.sort(v.to(D.bool), i), None
     # the kernel returns a plain (values, indices) pair: run it here to return the named tuple
-    v, i = dispatch(sort.op, x._device, (x, d, bool(descending), bool(stable)), (x,))
-    return None, RT.sort(v, i), None
+    return x._device, (x, d, bool(descending), bool(stable)), (x,)
 
 
 @composite("argsort", out=False, group="index")

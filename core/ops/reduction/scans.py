@@ -16,7 +16,6 @@ from .. import indexing as IX
 from .. import pointwise as PW
 from .. import shape as SH
 from ..declare import defop
-from ..registry import dispatch
 from . import reductions as RD
 
 __all__ = ["cumsum", "cumsum_", "cumprod", "cumprod_", "cummax", "cummin", "logcumsumexp"]
@@ -114,27 +113,25 @@ def _cum_take_bw(ctx, g):
     return (IX.scatter_add(z, d, ctx.out[1], gv),)
 
 
-def _cumext_plan(op, rt, input, dim, name):
+def _cumext_plan(rt, input, dim, name):
     x = U.tensor_arg(input, name)
     if x.dim() == 0:
         return None, rt(x.clone(), CR.zeros((), dtype=D.int64, device=x._device)), None
-    # the kernel gives (values, indices); the front end's result is the named tuple
-    v, i = dispatch(op, x._device, (x, _wrap_dim(dim, x.dim(), name)), (x,))
-    return None, rt(v, i), None
+    return x._device, (x, _wrap_dim(dim, x.dim(), name)), (x,)
 
 
 @defop("cummax", decomposition=lambda x, d: _cumext_decomp(x, d, True), backward=_cum_take_bw, saves=(),
-       save_output=True, group="reduce")
+       save_output=True, returns=RT.cummax, group="reduce")
 def cummax(input, dim):
     """Running maximum along ``dim`` and the index where it was reached (the last one on ties)."""
-    return _cumext_plan(cummax.op, RT.cummax, input, dim, "cummax")
+    return _cumext_plan(RT.cummax, input, dim, "cummax")
 
 
 @defop("cummin", decomposition=lambda x, d: _cumext_decomp(x, d, False), backward=_cum_take_bw, saves=(),
-       save_output=True, group="reduce")
+       save_output=True, returns=RT.cummin, group="reduce")
 def cummin(input, dim):
     """Running minimum along ``dim`` and its index (the last one on ties)."""
-    return _cumext_plan(cummin.op, RT.cummin, input, dim, "cummin")
+    return _cumext_plan(RT.cummin, input, dim, "cummin")
 
 
 def _logcumsumexp_decomp(x, d):

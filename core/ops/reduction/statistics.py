@@ -191,7 +191,8 @@ def _mode_decomp(x, d, keepdim):
     return (vals.contiguous(), idx.contiguous())
 
 
-@defop("mode", decomposition=_mode_decomp, backward=RD.take_backward, saves=(), save_output=True, group="reduce")
+@defop("mode", decomposition=_mode_decomp, backward=RD.take_backward, saves=(), save_output=True, returns=RT.mode,
+       group="reduce")
 def mode(input, dim: int = -1, keepdim: bool = False):
     """The most frequent value along ``dim`` (the smallest among ties) and its index."""
     x = U.tensor_arg(input, "mode")
@@ -200,6 +201,4 @@ def mode(input, dim: int = -1, keepdim: bool = False):
     d = _wrap_dim(dim, x.dim(), "mode")
     if x._shape[d] == 0:
         raise IndexError(f"mode(): Expected reduction dim {d} to have non-zero size.")
-    # the kernel gives (values, indices); the front end's result is the named tuple
-    v, i = dispatch(mode.op, x._device, (x, d, bool(keepdim)), (x,))
-    return None, RT.mode(v, i), None
+    return x._device, (x, d, bool(keepdim)), (x,)
