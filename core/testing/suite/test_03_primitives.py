@@ -171,7 +171,8 @@ def test_bool_where_gather_nonzero_logical_not(device):
     k = backend_for(device).kernels
     a, b = _bool(A, device), _bool(B, device)
     _check_bool(k["where"](b, a, _bool([False] * 4, device)), [True, False, False, False], "where on bool", device)
-    _check_bool(k["gather"](a, 0, ember.tensor([3, 0, 1], device=device)), [False, True, True], "gather on bool", device)
+    index = ember.tensor([3, 0, 1], device=device)
+    _check_bool(k["gather"](a, 0, index), [False, True, True], "gather on bool", device)
     _check_bool(k["logical_not"](a), [False, False, True, True], "logical_not(bool)", device)
     nz = k["nonzero"](_bool([[False, True], [True, True]], device))
     assert nz.dtype is ember.int64 and nz.tolist() == [[0, 1], [1, 0], [1, 1]]
@@ -188,5 +189,5 @@ def test_copy_casts_to_and_from_bool(device):
     k(f, _bool(A, device))
     assert f.tolist() == [1.0, 1.0, 0.0, 0.0]
     t = _bool([False] * 3, device)
-    assert k is not None and backend_for(device).kernels["fill_"](t, True) is t
+    assert backend_for(device).kernels["fill_"](t, True) is t
     _check_bool(t, [True] * 3, "fill_(bool, True)", device)
