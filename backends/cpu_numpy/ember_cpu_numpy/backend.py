@@ -26,13 +26,6 @@ from .kernels import rnn
 NUMPY = kernels.numpy_namespace()
 
 
-def make_kernels(xp=np, nd=nd, wrap=wrap, special=NUMPY.special) -> dict:
-    """The kernel library's table over array module ``xp`` (defaults: cpu_numpy's). Kept for
-    callers of the former builder; new code uses :func:`ember_cpu_numpy.kernels.build_table`."""
-    strided = NUMPY.strided if xp is np else None
-    return kernels.build_table(kernels.ArrayNamespace(xp, nd, wrap, special, strided))
-
-
 # -- malloc tuning (when the backend is first used, never on import) -----------------------------------
 
 MALLOC_TUNED = None  # None: not tried yet; then whether mallopt took the settings

@@ -13,7 +13,7 @@ import ember.nn.functional as F
 from ember.ops import OPS
 from ember.ops.primitives import PRIMITIVES
 from ember_cpu_numpy import arrays, kernels
-from ember_cpu_numpy.backend import NumpyBackend, make_kernels
+from ember_cpu_numpy.backend import NumpyBackend
 from ember_cpu_numpy.kernels import convolution
 
 
@@ -31,13 +31,6 @@ def test_the_table_covers_the_primitives_and_the_library_groups():
     for name, k in table.items():  # every kernel is named after an op and takes its arguments
         assert name in OPS, name
         assert all(p.kind is not p.VAR_POSITIONAL for p in inspect.signature(k).parameters.values()), name
-
-
-def test_make_kernels_is_kept_for_former_callers():
-    t = make_kernels()
-    assert set(t) == set(kernels.build_table(kernels.numpy_namespace()))
-    x = ember.tensor([0.0, 1.0])
-    assert t["exp"](x).tolist() == pytest.approx([1.0, np.e])
 
 
 class _Proxy:
