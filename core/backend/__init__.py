@@ -42,7 +42,7 @@ from .shapes import broadcast_shapes, contiguous_strides
 
 __all__ = ["Backend", "BackendGenerator", "KernelTable", "make_tensor", "contiguous_strides", "broadcast_shapes",
            "UntypedStorage", "Tensor", "IndexOutOfRangeError", "PRIMITIVES", "PRIMITIVE_GROUPS", "ALL_DTYPES",
-           "dtype_from_numpy", "describe", "index_error", "DEFAULT_SEED", "backend_for"]
+           "dtype_from_numpy", "describe", "index_error", "DEFAULT_SEED", "backend_for", "mark_written"]
 
 #: every ember dtype, in promotion order within each kind (``dtype.np`` is its numpy dtype on the
 #: host; bfloat16's comes from ``ml_dtypes``)
@@ -75,6 +75,15 @@ def index_error(op: str, bad: int, dim: int, size: int) -> IndexOutOfRangeError:
 #: ``make_tensor(storage, shape, stride, offset, dtype, device, native=None)``: a tensor over
 #: ``storage`` (how kernels return results; see its docstring)
 make_tensor = _make
+
+
+def mark_written(*tensors) -> None:
+    """Advance the version counters of tensors a kernel (or a process group) wrote into that were
+    not its result, such as the parameters and states a fused optimizer update changes in place,
+    so that autograd refuses to use stale saved values. The core marks the first argument of the
+    in-place primitives (``copy_``, ``fill_``, the random fills) itself."""
+    for t in tensors:
+        t._version[0] += 1
 
 
 def backend_for(device_type: str) -> "Backend":

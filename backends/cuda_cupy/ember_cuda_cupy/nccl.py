@@ -18,6 +18,7 @@ import threading
 from typing import Sequence
 
 from ember.backend import dtypes as D
+from ember.backend import mark_written
 from ember.distributed.process_group import CompletedWork, ProcessGroup, ReduceOp, Work
 
 from . import _cupy
@@ -87,7 +88,7 @@ class _Buf:
         from .arrays import cp, nd
         if self.copied:
             cp.copyto(nd(self.tensor), self.array, casting="unsafe")
-        self.tensor._version[0] += 1
+        mark_written(self.tensor)
 
 
 class NCCLProcessGroup(ProcessGroup):
@@ -210,7 +211,7 @@ class NCCLProcessGroup(ProcessGroup):
         def scatter_back():
             for r, o in enumerate(outputs):
                 cp.copyto(nd(o), nd(flat)[r * n:(r + 1) * n].reshape(o._shape))
-                o._version[0] += 1
+                mark_written(o)
         if async_op:
             w._finish = (lambda f=w._finish: (f() if f else None, scatter_back()))
             w._outputs = tuple(outputs)

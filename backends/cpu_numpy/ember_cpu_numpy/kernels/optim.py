@@ -11,17 +11,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from ember.backend import mark_written
 from ember.ops import optim as reference
 
 from .base import KernelGroup
 
 _FAST = (np.dtype(np.float32), np.dtype(np.float64))
-
-
-def bump(*tensors) -> None:
-    """Advance the version counters of tensors written in place."""
-    for t in tensors:
-        t._version[0] += 1
 
 
 class Optim(KernelGroup):
@@ -31,7 +26,7 @@ class Optim(KernelGroup):
         """Add one to step counter ``t`` (a one-element tensor) and return the new count."""
         a = self.nd(t)
         self.xp.add(a, 1, out=a)
-        bump(t)
+        mark_written(t)
         return float(a)
 
     def _add_scaled(self, dst, src, alpha, tmp):
@@ -64,14 +59,14 @@ class Optim(KernelGroup):
                 else:
                     xp.multiply(buf, momentum, out=buf)
                     self._add_scaled(buf, g, 1 - dampening, tmp)
-                bump(buf_t)
+                mark_written(buf_t)
                 if nesterov:
                     xp.multiply(buf, momentum, out=tmp)
                     g = xp.add(g, tmp)
                 else:
                     g = buf
             self._add_scaled(a, g, -lr, tmp)
-            bump(p)
+            mark_written(p)
         return None
 
     def fused_adam(self, params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps, lr, beta1, beta2, weight_decay,
@@ -108,7 +103,7 @@ class Optim(KernelGroup):
             if amsgrad:
                 vmax = nd(max_exp_avg_sqs[i])
                 xp.maximum(vmax, v, out=vmax)
-                bump(max_exp_avg_sqs[i])
+                mark_written(max_exp_avg_sqs[i])
                 v_use = vmax
             else:
                 v_use = v
@@ -118,7 +113,7 @@ class Optim(KernelGroup):
             # p += -step_size * m / denom
             xp.true_divide(m, tmp, out=tmp)
             self._add_scaled(a, tmp, -step_size, tmp)
-            bump(p, exp_avgs[i], exp_avg_sqs[i])
+            mark_written(p, exp_avgs[i], exp_avg_sqs[i])
         return None
 
     def table(self) -> dict:

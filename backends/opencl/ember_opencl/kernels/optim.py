@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 
+from ember.backend import mark_written
 from ember.ops import optim as _ref
 
 from . import tensors as tn
@@ -25,11 +26,6 @@ def _fits(*tensors) -> bool:
         if t._dtype is not t0._dtype or t._shape != t0._shape or not t.is_contiguous() or t._device is not t0._device:
             return False
     return True
-
-
-def _bump(*tensors) -> None:
-    for t in tensors:
-        t._version[0] += 1
 
 
 @functools.lru_cache(maxsize=None)
@@ -85,9 +81,9 @@ def k_fused_sgd(params, grads, momentum_buffers, first_step, lr, weight_decay, m
                                  wd=weight_decay, momentum=momentum, damp=1 - dampening)
         k = cd.kernel(("fused_sgd", t.name, flags), lambda: _sgd_src(t, flags))
         tn.launch_1d(cd, k, n, (p, grads[i], b), meta)
-        _bump(p)
+        mark_written(p)
         if buf is not None:
-            _bump(buf)
+            mark_written(buf)
     return None
 
 
@@ -149,9 +145,9 @@ def k_fused_adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps, l
                                   wd=weight_decay, eps=eps, step_size=lr / bias_correction1, bc2=bias_correction2_sqrt)
         k = cd.kernel(("fused_adam", t.name, flags), lambda: _adam_src(t, flags))
         tn.launch_1d(cd, k, n, (p, grads[i], exp_avgs[i], exp_avg_sqs[i], x), meta)
-        _bump(p, exp_avgs[i], exp_avg_sqs[i])
+        mark_written(p, exp_avgs[i], exp_avg_sqs[i])
         if vmax is not None:
-            _bump(vmax)
+            mark_written(vmax)
     return None
 
 
