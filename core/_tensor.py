@@ -502,7 +502,3 @@ def _alias(src: Tensor, shape, stride, offset, cls=Tensor) -> Tensor:
     t._fn_version = src._version[0]
     t._is_view_of_leaf = False
     return t
-
-
-# the internal no-grad switch under its old name, for the nn.functional modules being rewritten (to go)
-_no_grad = _state.grad_disabled

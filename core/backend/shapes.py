@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Iterable
 
-__all__ = ["broadcast_shapes", "contiguous_strides", "conv_out", "pool_out", "pool_pads", "avg_divisor",
+__all__ = ["broadcast_shapes", "contiguous_strides", "conv_out", "conv_transpose_out", "pool_out", "pool_pads",
+           "avg_divisor",
            "steps", "rows", "prev_rows"]
 
 
@@ -59,6 +60,12 @@ def _broadcast_error(a, b, op):
 def conv_out(size: int, kernel: int, stride: int, padding: int, dilation: int) -> int:
     """Output length of a convolution along one spatial dim."""
     return (size + 2 * padding - dilation * (kernel - 1) - 1) // stride + 1
+
+
+def conv_transpose_out(size: int, kernel: int, stride: int, padding: int, output_padding: int, dilation: int) -> int:
+    """Output length of a transposed convolution along one spatial dim (the input length of the
+    convolution it is the gradient of, plus ``output_padding``)."""
+    return (size - 1) * stride - 2 * padding + dilation * (kernel - 1) + 1 + output_padding
 
 
 def pool_out(size: int, kernel: int, stride: int, padding: int, dilation: int, ceil_mode: bool) -> int:

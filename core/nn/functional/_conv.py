@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ... import _dtype as D
 from ..._tensor import Tensor
-from ...backend.shapes import conv_out
+from ...backend.shapes import conv_out, conv_transpose_out
 from ...ops import _args as U
 from ...ops import nn as _nnops
 from ._util import check_tensor, desc, ntuple
@@ -188,7 +188,7 @@ def _conv_t_nd(op, nsp, input, weight, bias, stride, padding, output_padding, gr
         raise RuntimeError(f"{op}: Given transposed=1, weight of size {list(weight.shape)}, expected bias to be "
                            f"1-dimensional with {Cout} elements, but got bias of size {list(bias.shape)} instead")
     kernel = weight.shape[2:]
-    out_sp = [(x.shape[2 + i] - 1) * stride[i] - 2 * padding[i] + dilation[i] * (kernel[i] - 1) + 1 + output_padding[i]
+    out_sp = [conv_transpose_out(x.shape[2 + i], kernel[i], stride[i], padding[i], output_padding[i], dilation[i])
               for i in range(nsp)]
     if any(o <= 0 for o in out_sp):
         raise RuntimeError(f"{op}: Given input size per channel: {list(x.shape[2:])}. Calculated output size per "

@@ -8,9 +8,11 @@ import warnings
 from ... import _dtype as D
 from ...ops import creation as _factory
 from ... import ops as _ops
-from ..._tensor import Tensor, _no_grad
+from ... import _state
+from ..._tensor import Tensor
 from ...ops import nn as _nnops
 from ._activation import logsigmoid
+from ._distance import pairwise_distance
 from ._util import check_reduction, check_tensor, desc, legacy_reduction, reduce_loss
 
 __all__ = ["l1_loss", "mse_loss", "smooth_l1_loss", "huber_loss", "nll_loss", "cross_entropy", "binary_cross_entropy",
@@ -201,7 +203,7 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Using a target size ({target.shape}) that is different to the input size ({input.shape}) "
                          "is deprecated. Please ensure they have the same size.")
-    with _no_grad():
+    with _state.grad_disabled():
         if input.numel() and bool(((input < 0) | (input > 1)).any()):
             raise RuntimeError("binary_cross_entropy: all elements of input should be between 0 and 1")
     loss = -(target * _ops.log(input).clamp_min(-100.0) + (1 - target) * _ops.log(1 - input).clamp_min(-100.0))
@@ -398,7 +400,6 @@ def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, marg
                         reduction: str = "mean") -> Tensor:
     """max(0, d(a, p) - d(a, n) + margin) with the p-norm distance (``swap`` uses the smaller negative distance)."""
     reduction = legacy_reduction(size_average, reduce, reduction)
-    from ._distance import pairwise_distance
     if not (anchor.dim() == positive.dim() == negative.dim()):
         raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have the same number of "
                            f"dimensions, but got: anchor {anchor.dim()}D, positive {positive.dim()}D, and negative "
@@ -414,7 +415,6 @@ def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, marg
 def triplet_margin_with_distance_loss(anchor: Tensor, positive: Tensor, negative: Tensor, *, distance_function=None,
                                       margin: float = 1.0, swap: bool = False, reduction: str = "mean") -> Tensor:
     """Triplet loss with a custom distance (default: pairwise_distance)."""
-    from ._distance import pairwise_distance
     dist = distance_function if distance_function is not None else pairwise_distance
     d_ap = dist(anchor, positive)
     d_an = dist(anchor, negative)

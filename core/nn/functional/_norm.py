@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from ... import _dtype as D
 from ... import ops as _ops
-from ..._tensor import Tensor, _no_grad
+from ... import _state
+from ..._tensor import Tensor
 from ...ops import nn as _nnops
 from ._util import check_tensor, desc
 
@@ -16,7 +17,7 @@ def _channel_shape(x: Tensor) -> tuple:
 
 def _update_running(running_mean, running_var, mean, invstd, n, eps, momentum):
     """running = (1 - momentum) * running + momentum * batch (unbiased variance, as PyTorch)."""
-    with _no_grad():
+    with _state.grad_disabled():
         if running_mean is not None:
             running_mean.mul_(1.0 - momentum).add_(mean.reshape(running_mean.shape).to(running_mean.dtype) * momentum)
         if running_var is not None:
@@ -73,7 +74,7 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var
             raise ValueError(f"Expected more than 1 spatial element when training, got input size {list(input.shape)}")
         out, mean, invstd = _nnops.layer_norm(input, None, None, k, eps)
         if running_mean is not None or running_var is not None:
-            with _no_grad():
+            with _state.grad_disabled():
                 var = 1.0 / (invstd * invstd) - eps
                 var = var * (sp / (sp - 1))
                 m = mean.reshape(input.shape[:2]).mean(0)

@@ -4,7 +4,8 @@ from __future__ import annotations
 from ... import _dtype as D
 from ...ops import creation as _factory
 from ... import ops as _ops
-from ..._tensor import Tensor, _no_grad
+from ... import _state
+from ..._tensor import Tensor
 from ...ops import nn as _nnops
 from ._util import check_tensor, desc
 
@@ -44,7 +45,7 @@ def _check_range(op, idx, num):
 
 def _renorm(weight, idx, max_norm, norm_type):
     """Rescale the rows ``idx`` of ``weight`` in place to norm at most ``max_norm`` (as PyTorch)."""
-    with _no_grad():
+    with _state.grad_disabled():
         rows = idx.reshape(-1).unique()
         w = weight.index_select(0, rows)
         n = _ops.norm(w, norm_type, 1, keepdim=True)

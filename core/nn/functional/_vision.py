@@ -10,6 +10,7 @@ from ...ops import creation as _factory
 from ... import ops as _ops
 from ..._tensor import Tensor
 from ...ops import nn as _nnops
+from ._pooling import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
 from ._util import check_tensor, desc
 
 __all__ = ["pad", "interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "grid_sample", "affine_grid",
@@ -170,7 +171,6 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
         out_sp = [int(math.floor(in_sp[i] * sf[i])) for i in range(nsp)]
         scales = [in_sp[i] / out_sp[i] if recompute_scale_factor else 1.0 / sf[i] for i in range(nsp)]
     if mode == "area":
-        from ._pooling import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
         return (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d)[nsp - 1](input, out_sp)
     x = input
     for i in range(nsp):

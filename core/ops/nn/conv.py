@@ -13,7 +13,7 @@ import itertools
 import math
 
 from ... import _state
-from ...backend.shapes import conv_out
+from ...backend.shapes import conv_out, conv_transpose_out
 from .. import creation as CR
 from .. import linalg as LA
 from .. import reduction as R
@@ -152,7 +152,7 @@ def _conv_transpose_decomp(x, w, b, stride, padding, output_padding, dilation, g
     G = groups
     Cout = w._shape[1] * G
     in_sp = x._shape[2:]
-    out_sp = tuple((in_sp[i] - 1) * stride[i] - 2 * padding[i] + dilation[i] * (kernel[i] - 1) + 1 + output_padding[i]
+    out_sp = tuple(conv_transpose_out(in_sp[i], kernel[i], stride[i], padding[i], output_padding[i], dilation[i])
                    for i in range(nsp))
     L = math.prod(in_sp)
     xg = x.reshape(N, G, Cin // G, L)

@@ -1,4 +1,4 @@
-"""Fast numpy kernels for ember's fused recurrent layers (``ember.ops.rnn``): one GEMM per time
+"""Fast numpy kernels for ember's fused recurrent layers (``ember.ops.nn.recurrent``): one GEMM per time
 step for all gates, the gate nonlinearities in place on preallocated buffers, and in backward
 one GEMM per step for the state gradient plus a single big GEMM for the weight gradient of all
 steps. The core's decompositions define the semantics (the conformance suite compares both);

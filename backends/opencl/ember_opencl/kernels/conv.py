@@ -12,7 +12,7 @@ import functools
 import math
 
 from ember.backend import Tensor
-from ember.backend.shapes import conv_out
+from ember.backend.shapes import conv_out, conv_transpose_out
 
 from . import tensors as tn
 from .args import Args
@@ -195,7 +195,7 @@ def k_conv_transpose(x, w, b, stride, padding, output_padding, dilation, groups)
     G = groups
     Cout = w._shape[1] * G
     in_sp = x._shape[2:]
-    out_sp = tuple((in_sp[i] - 1) * stride[i] - 2 * padding[i] + dilation[i] * (kernel[i] - 1) + 1 + output_padding[i]
+    out_sp = tuple(conv_transpose_out(in_sp[i], kernel[i], stride[i], padding[i], output_padding[i], dilation[i])
                    for i in range(nsp))
     xc = x if x.is_contiguous() else clone(x)
     wc = w if w.is_contiguous() else clone(w)
