@@ -234,7 +234,7 @@ def namespace(xp=None) -> library.ArrayNamespace:
 
 
 def build_table(multi_device: bool) -> dict:
-    from . import checks, nn as _nn, optim as _optim
+    from . import checks, optim as _optim
     own = {library.Random: CudaRandom, library.Optim: _optim.CudaOptim}  # the groups this backend subclasses
     table = library.build_table(namespace(), [own.get(g, g) for g in library.GROUPS])
     at = library.Indexing(namespace(_AtNamespace())).table()
@@ -244,10 +244,9 @@ def build_table(multi_device: bool) -> dict:
     table.update({"copy_": k_copy_, "fill_": k_fill_, "matmul": k_matmul})
     if checks.LAZY:
         table["gather"] = k_gather_lazy
-    table.update(_nn.KERNELS)
     out = {}
     for name, k in table.items():
-        mode = "raw" if name in RAW else "self" if name in SELF or name in _nn.SELF else "f32"
+        mode = "raw" if name in RAW else "self" if name in SELF else "f32"
         out[name] = A.guard(k, bf16=mode, multi_device=multi_device)
     return out
 
