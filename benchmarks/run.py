@@ -140,7 +140,8 @@ def machine() -> str:
          f"Python {platform.python_version()}, numpy {numpy.__version__}")
     try:
         from threadpoolctl import threadpool_info  # optional: names the BLAS numpy uses
-        blas = [f"{i['internal_api']} {i['version']}" + (f" {i['architecture']} kernels" if i.get("architecture") else "")
+        blas = [f"{i['internal_api']} {i['version']}"
+                + (f" {i['architecture']} kernels" if i.get("architecture") else "")
                 for i in threadpool_info() if i.get("user_api") == "blas"]
         if blas:
             s += f" ({', '.join(blas)})"
@@ -350,8 +351,10 @@ def main(argv=None) -> int:
     threads = args.threads if args.threads is not None else os.environ.get("OMP_NUM_THREADS", "default")
     key = args.backend + (f" threads={args.threads}" if args.threads is not None else "")
     stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
-    tver = f"PyTorch {torch.__version__} ({torch.get_num_threads()} threads)" if torch is not None else "PyTorch not run"
-    header = (f"## {args.backend}" + (f", {args.threads} thread{'s' if args.threads != 1 else ''}" if args.threads else "")
+    tver = (f"PyTorch {torch.__version__} ({torch.get_num_threads()} threads)" if torch is not None
+            else "PyTorch not run")
+    header = (f"## {args.backend}"
+              + (f", {args.threads} thread{'s' if args.threads != 1 else ''}" if args.threads else "")
               + f"\n\n_{stamp}; `python -m benchmarks {' '.join(argv if argv is not None else sys.argv[1:])}`_\n\n"
               f"Backend `{args.backend}` (device `{ctx.device}`"
               + (f", reference `{ref.backend}`" if ref is not None else "") + f") on {machine()}; {tver}; "

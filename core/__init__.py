@@ -52,8 +52,9 @@ __all__ = sorted(
        "contiguous_format", "preserve_format", "channels_last", "sparse_coo", "autograd", "ops", "return_types",
        "__version__"})
 
-_LAZY_SUBMODULES = {"nn", "optim", "utils", "distributed", "testing", "cuda", "serialization", "cli", "backend", "backends",
-                    "hookspecs", "linalg", "special", "fft", "onnx", "jit", "multiprocessing", "profiler", "amp"}
+_LAZY_SUBMODULES = {"nn", "optim", "utils", "distributed", "testing", "cuda", "serialization", "cli", "backend",
+                    "backends", "hookspecs", "linalg", "special", "fft", "onnx", "jit", "multiprocessing", "profiler",
+                    "amp"}
 
 
 def __getattr__(name):

@@ -58,8 +58,8 @@ def to_dlpack(tensor, stream=None, *, max_version=None, dl_device=None, copy=Non
         raise BufferError(f"__dlpack__: stream must be None for cpu tensors, got {stream!r}")
     if tensor._dtype.name == "bfloat16":
         # numpy's DLPack knows only its builtin dtypes, and bfloat16 comes from ml_dtypes
-        raise BufferError(f"__dlpack__: bfloat16 cpu tensors can't be exported through numpy's DLPack ({_desc(tensor)}); "
-                          "convert with .float() first")
+        raise BufferError("__dlpack__: bfloat16 cpu tensors can't be exported through numpy's DLPack "
+                          f"({_desc(tensor)}); convert with .float() first")
     src = tensor.clone() if copy else tensor
     arr = be.to_numpy(src.detach())
     kwargs = {}

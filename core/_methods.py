@@ -189,7 +189,8 @@ def set_(self, source=None, storage_offset=0, size=None, stride=None):
         fresh = self._device._backend.empty((0,), self._dtype, self._device)
         self._storage, self._shape, self._stride, self._offset = fresh._storage, (0,), (1,), 0
     elif isinstance(source, Tensor):
-        self._storage, self._shape, self._stride, self._offset = source._storage, source._shape, source._stride, source._offset
+        self._storage, self._shape, self._stride, self._offset = (source._storage, source._shape, source._stride,
+                                                                  source._offset)
         self._dtype, self._device = source._dtype, source._device
     elif isinstance(source, UntypedStorage):
         n = source._nbytes // self._dtype.itemsize
@@ -260,7 +261,8 @@ def _T(self):
 
 def _mT(self):
     if self.dim() < 2:
-        raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. Got {self.dim()}-D tensor.")
+        raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. "
+                           f"Got {self.dim()}-D tensor.")
     return ops.transpose(self, -2, -1)
 
 

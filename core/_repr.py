@@ -107,7 +107,8 @@ def _nest(a, fmt, width, depth, summarize, indent):
     e = OPTIONS.edgeitems
     n = a.shape[0]
     if a.ndim == 1:
-        items = [fmt(v).rjust(width) for v in (a[:e].tolist() + a[-e:].tolist() if summarize and n > 2 * e else a.tolist())]
+        items = [fmt(v).rjust(width)
+                 for v in (a[:e].tolist() + a[-e:].tolist() if summarize and n > 2 * e else a.tolist())]
         if summarize and n > 2 * e:
             items = items[:e] + ["..."] + items[e:]
         per_line = max(1, (OPTIONS.linewidth - indent - depth) // (width + 2))

@@ -32,11 +32,13 @@ def _backend_rows():
 
 
 def cmd_info(args) -> int:
-    print(f"ember {ember.__version__} (python {platform.python_version()}, numpy {numpy.__version__}, {platform.platform()})")
+    print(f"ember {ember.__version__} (python {platform.python_version()}, numpy {numpy.__version__}, "
+          f"{platform.platform()})")
     print(f"default dtype: {ember.get_default_dtype()}")
     rows = _backend_rows()
     if not rows:
-        print("backends: none installed (pip install ember-cpu-numpy; from a checkout: pip install -e backends/cpu_numpy)")
+        print("backends: none installed (pip install ember-cpu-numpy; "
+              "from a checkout: pip install -e backends/cpu_numpy)")
         return 0
     print("backends:")
     for spec, avail, reason, count, dtypes in rows:
@@ -87,7 +89,8 @@ def cmd_plugins(args) -> int:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="ember", description="ember: PyTorch-style deep learning with plugin backends")
+    parser = argparse.ArgumentParser(prog="ember",
+                                     description="ember: PyTorch-style deep learning with plugin backends")
     sub = parser.add_subparsers(dest="cmd")
     sub.add_parser("info", help="versions and backends with their availability")
     sub.add_parser("plugins", help="every plugin with version, hooks, devices and availability")

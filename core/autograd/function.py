@@ -26,8 +26,8 @@ class FunctionCtx:
         """Save tensors (or None) for ``backward``; read them back with ``ctx.saved_tensors``."""
         for t in tensors:
             if t is not None and not _is_tensor(t):
-                raise TypeError(f"save_for_backward can only save variables, but argument {tensors.index(t)} is of type "
-                                f"{type(t).__name__}")
+                raise TypeError(f"save_for_backward can only save variables, but argument {tensors.index(t)} is of "
+                                f"type {type(t).__name__}")
         self._to_save = tensors
 
     @property
@@ -36,10 +36,10 @@ class FunctionCtx:
         if saved is None:
             if self.__dict__.get("_released"):
                 raise RuntimeError(
-                    "Trying to backward through the graph a second time (or directly access saved tensors after they have "
-                    "already been freed). Saved intermediate values of the graph are freed when you call .backward() or "
-                    "autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time "
-                    "or if you need to access saved tensors after calling backward.")
+                    "Trying to backward through the graph a second time (or directly access saved tensors after they "
+                    "have already been freed). Saved intermediate values of the graph are freed when you call "
+                    ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the "
+                    "graph a second time or if you need to access saved tensors after calling backward.")
             return tuple(self.__dict__.get("_to_save", ()))
         out = []
         for t, v in saved:
@@ -96,7 +96,8 @@ class BackwardCFunction(Node, FunctionCtx):
         if len(res) > n and all(r is None for r in res[n:]):
             res = res[:n]
         if len(res) != n:
-            raise RuntimeError(f"function {self.name()} returned an incorrect number of gradients (expected {n}, got {len(res)})")
+            raise RuntimeError(f"function {self.name()} returned an incorrect number of gradients (expected {n}, "
+                               f"got {len(res)})")
         for i, (g, m) in enumerate(zip(res, self.in_meta)):
             if g is None or m is None:
                 continue
@@ -145,8 +146,9 @@ class Function(metaclass=FunctionMeta):
     generate_vmap_rule = False
 
     def __init__(self, *args, **kwargs):
-        raise RuntimeError("Legacy autograd function with non-static forward method is deprecated. Please use new-style "
-                           "autograd function with static forward method: call MyFunction.apply(...)")
+        raise RuntimeError("Legacy autograd function with non-static forward method is deprecated. "
+                           "Please use new-style autograd function with static forward method: "
+                           "call MyFunction.apply(...)")
 
     @staticmethod
     def forward(ctx, *args, **kwargs):

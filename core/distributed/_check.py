@@ -104,7 +104,8 @@ def per_rank(pg, call: Call, rows, part: str, holders, what: str) -> None:
     if wrong:
         listing = ", ".join(f"rank {pg.ranks[r]}: {_meta.describe(s)}" for r, s in enumerate(sigs))
         raise RuntimeError(
-            f"{call.kind}: the {what} on rank{'s' if len(wrong) > 1 else ''} {', '.join(str(pg.ranks[r]) for r in wrong)} "
+            f"{call.kind}: the {what} on rank{'s' if len(wrong) > 1 else ''} "
+            f"{', '.join(str(pg.ranks[r]) for r in wrong)} "
             f"do not match the tensors the ranks contribute ({listing}); tensor i of the list must have rank i's "
             "shape and dtype (nothing was transferred)")
 

@@ -187,7 +187,8 @@ def all_reduce(tensor: Tensor, op: ReduceOp = ReduceOp.SUM, group=None, async_op
     _tensor(tensor, "all_reduce")
     op = _op(op, "all_reduce")
     call = C.Call("all_reduce", op=op, a=_meta.signature(tensor),
-                  local_error=_first(_device_error(pg, [tensor], "all_reduce"), _reduce_error(op, tensor, "all_reduce")))
+                  local_error=_first(_device_error(pg, [tensor], "all_reduce"),
+                                     _reduce_error(op, tensor, "all_reduce")))
     rows = _agree(pg, call)
     if rows is not None:
         C.same(pg, call, rows, "a", "tensors")
@@ -202,7 +203,8 @@ def broadcast(tensor: Tensor, src: int | None = None, group=None, async_op: bool
         return None
     _tensor(tensor, "broadcast")
     root = _group_rank(pg, src, group_src, "broadcast", "src")
-    call = C.Call("broadcast", root=root, a=_meta.signature(tensor), local_error=_device_error(pg, [tensor], "broadcast"))
+    call = C.Call("broadcast", root=root, a=_meta.signature(tensor),
+                  local_error=_device_error(pg, [tensor], "broadcast"))
     rows = _agree(pg, call)
     if rows is not None:
         C.same(pg, call, rows, "a", "tensors")
@@ -484,7 +486,8 @@ def all_gather_object(object_list: list, obj, group=None) -> None:
     err = None
     if not isinstance(object_list, list) or len(object_list) != pg.size():
         err = ValueError(f"all_gather_object: object_list must be a list of {pg.size()} entries (the group size), "
-                         f"got {type(object_list).__name__} of length {len(object_list) if hasattr(object_list, '__len__') else '?'}")
+                         f"got {type(object_list).__name__} of length "
+                         f"{len(object_list) if hasattr(object_list, '__len__') else '?'}")
     _object_call(pg, "all_gather_object", err=err)
     object_list[:] = pg.allgather_object(obj)
     return None

@@ -162,7 +162,8 @@ def _discover_world(spec: dict) -> None:
         state.world_rank, state.world_size, state.uses_mpi = comm.Get_rank(), comm.Get_size(), True
         if launched is not None and launched > 1 and state.world_size == 1:
             how = ("torchrun sets these; ember.distributed runs over MPI instead" if var == "WORLD_SIZE" else
-                   f"the mpiexec that started it belongs to another MPI than mpi4py's ({MPI.Get_library_version().splitlines()[0].strip()})")
+                   "the mpiexec that started it belongs to another MPI than mpi4py's "
+                   f"({MPI.Get_library_version().splitlines()[0].strip()})")
             raise RuntimeError(
                 f"init_process_group: the launcher started {launched} processes ({var}={launched}) but MPI sees only "
                 f"this one: {how}. Use the mpiexec installed next to this python "

@@ -107,7 +107,8 @@ multiply, multiply_ = mul, mul_
 
 
 def _is_int(x):
-    return (isinstance(x, Tensor) and x._dtype.category <= _INT) or (isinstance(x, (int, bool)) and not isinstance(x, float))
+    return ((isinstance(x, Tensor) and x._dtype.category <= _INT)
+            or (isinstance(x, (int, bool)) and not isinstance(x, float)))
 
 
 def _div_a(g, a, b):

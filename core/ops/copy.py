@@ -68,7 +68,8 @@ def fill_(self: Tensor, value) -> Tensor:
     """Fill ``self`` with ``value`` (a number or a one-element tensor)."""
     if isinstance(value, Tensor):
         if value.dim() != 0:
-            raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with {value.dim()} dimensions.")
+            raise RuntimeError("fill_ only supports 0-dimension value tensor but got tensor with "
+                               f"{value.dim()} dimensions.")
         if value._requires_grad and _grad.enabled:
             return copy_(self, value.expand(self._shape))
         value = value.item()

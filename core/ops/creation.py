@@ -280,7 +280,8 @@ def arange(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=
     if step == 0:
         raise RuntimeError("arange: step must be nonzero")
     if (step > 0 and end < start) or (step < 0 and end > start):
-        raise RuntimeError(f"arange: upper bound and larger bound inconsistent with step sign (start={start}, end={end}, step={step})")
+        raise RuntimeError("arange: upper bound and larger bound inconsistent with step sign "
+                           f"(start={start}, end={end}, step={step})")
     for v in (start, end, step):
         if isinstance(v, float) and not math.isfinite(v):
             raise RuntimeError(f"arange: unsupported range: {start} -> {end}")

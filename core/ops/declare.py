@@ -116,7 +116,8 @@ def viewop(name: str, geometry=None, *, backward, inplace=False, method=True, do
         first = params[0].name
         iparts = [("self" + p[len(first):], k) if i == 0 else (p, k) for i, (p, k) in enumerate(parts)]
         icall = "self" + call[len(first):]
-        isrc = f"def {name_}_({_defn(iparts, False)}):\n    return W.become_view(self, _front({icall}), {name_ + '_'!r})\n"
+        isrc = (f"def {name_}_({_defn(iparts, False)}):\n"
+                f"    return W.become_view(self, _front({icall}), {name_ + '_'!r})\n")
         ifn = _build(isrc, ns, name_ + "_", geometry, module or _caller_module(), kwdefaults,
                      f"In-place :func:`{name_}`: ``self`` becomes the view.")
         ifn.op = op

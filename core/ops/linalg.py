@@ -43,7 +43,8 @@ def _matmul_bw(ctx, g):
 
 def _check_mm_dtypes(a, b, op):
     if a._dtype is not b._dtype:
-        raise RuntimeError(f"{op}: expected m1 and m2 to have the same dtype, but got: {a._dtype.name} != {b._dtype.name}")
+        raise RuntimeError(f"{op}: expected m1 and m2 to have the same dtype, but got: "
+                           f"{a._dtype.name} != {b._dtype.name}")
     if a._dtype is D.bool:
         raise U.dtype_not_implemented("addmm_impl_cpu_", a._dtype, f"{op} of {U.desc(a)} and {U.desc(b)}")
 
@@ -79,7 +80,8 @@ def matmul(input, other):
 def mm(input, mat2):
     """Product of two matrices."""
     if input.dim() != 2 or mat2.dim() != 2:
-        raise RuntimeError(f"mm: {'self' if input.dim() != 2 else 'mat2'} must be a matrix (shapes {list(input._shape)} and {list(mat2._shape)})")
+        raise RuntimeError(f"mm: {'self' if input.dim() != 2 else 'mat2'} must be a matrix "
+                           f"(shapes {list(input._shape)} and {list(mat2._shape)})")
     return matmul(input, mat2)
 
 
@@ -89,7 +91,8 @@ def bmm(input, mat2):
     if input.dim() != 3 or mat2.dim() != 3:
         raise RuntimeError(f"bmm: batch1 and batch2 must be 3D tensors (got {input.dim()}D and {mat2.dim()}D)")
     if input._shape[0] != mat2._shape[0]:
-        raise RuntimeError(f"bmm: batch1 and batch2 must have the same batch size, got {input._shape[0]} and {mat2._shape[0]}")
+        raise RuntimeError("bmm: batch1 and batch2 must have the same batch size, "
+                           f"got {input._shape[0]} and {mat2._shape[0]}")
     return matmul(input, mat2)
 
 
@@ -107,7 +110,8 @@ def dot(input, other):
     if input.dim() != 1 or other.dim() != 1:
         raise RuntimeError(f"1D tensors expected, but got {input.dim()}D and {other.dim()}D tensors")
     if input._dtype is not other._dtype:
-        raise RuntimeError(f"dot : expected both vectors to have same dtype, but found {input._dtype.name} and {other._dtype.name}")
+        raise RuntimeError("dot : expected both vectors to have same dtype, but found "
+                           f"{input._dtype.name} and {other._dtype.name}")
     return matmul(input, other)
 
 
@@ -319,7 +323,8 @@ def einsum(equation: str, *operands):
         lhs, rhs = eq, None
     terms = lhs.split(",")
     if len(terms) != len(operands):
-        raise RuntimeError(f"einsum(): more operands were provided than specified in the equation ({len(operands)} vs {len(terms)})")
+        raise RuntimeError("einsum(): more operands were provided than specified in the equation "
+                           f"({len(operands)} vs {len(terms)})")
     # expand ellipses into fresh capital-free letters
     letters = [chr(c) for c in range(ord("A"), ord("Z") + 1)]
     used = set(eq)
@@ -335,8 +340,8 @@ def einsum(equation: str, *operands):
             k = x.dim() - (len(t) - 3)
             t = t.replace("...", ell[ell_n - k:])
         if len(t) != x.dim():
-            raise RuntimeError(f"einsum(): the number of subscripts in the equation ({len(t)}) does not match the number "
-                               f"of dimensions ({x.dim()}) for operand {len(subs)}")
+            raise RuntimeError(f"einsum(): the number of subscripts in the equation ({len(t)}) does not match the "
+                               f"number of dimensions ({x.dim()}) for operand {len(subs)}")
         subs.append(t)
     if rhs is None:
         counts = {}
@@ -354,7 +359,8 @@ def einsum(equation: str, *operands):
     for t, x in zip(subs, ops):
         for c, s in zip(t, x._shape):
             if c in sizes and sizes[c] != s and s != 1 and sizes[c] != 1:
-                raise RuntimeError(f"einsum(): operands do not broadcast with remapped shapes (subscript {c}: {sizes[c]} vs {s})")
+                raise RuntimeError("einsum(): operands do not broadcast with remapped shapes "
+                                   f"(subscript {c}: {sizes[c]} vs {s})")
             sizes[c] = max(sizes.get(c, 1), s)
     while len(ops) > 1:
         a, sa = ops.pop(0), subs.pop(0)
@@ -370,7 +376,8 @@ def einsum(equation: str, *operands):
     if sorted(s) != sorted(rhs):
         missing = set(rhs) - set(s)
         if missing:
-            raise RuntimeError(f"einsum(): output subscript {sorted(missing)[0]} does not appear in the equation for any input operand")
+            raise RuntimeError(f"einsum(): output subscript {sorted(missing)[0]} does not appear in the equation "
+                               "for any input operand")
     return x.permute([s.index(c) for c in rhs]) if s != rhs else x
 
 

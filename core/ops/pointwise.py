@@ -106,8 +106,8 @@ def _clamp_bounds(min, max, ct):
     if ct.category == _INT and ct is not D.int64:
         info = D.iinfo(ct)
         if min is not None and min > info.max or max is not None and max < info.min:
-            raise RuntimeError(f"clamp: bound {min if min is not None and min > info.max else max} is outside the range "
-                               f"of {ct.name} [{info.min}, {info.max}]: every value would be clamped to it")
+            raise RuntimeError(f"clamp: bound {min if min is not None and min > info.max else max} is outside the "
+                               f"range of {ct.name} [{info.min}, {info.max}]: every value would be clamped to it")
         if min is not None and min <= info.min:
             min = None
         if max is not None and max >= info.max:

@@ -54,7 +54,8 @@ class OpDef:
         self.backward = backward
         self.saves = saves
         self.save_output = save_output
-        self.differentiable = (backward is not None or decomposition is not None) if differentiable is None else differentiable
+        self.differentiable = ((backward is not None or decomposition is not None) if differentiable is None
+                               else differentiable)
         self.composite = composite
         self.result = result
         self.method = method
@@ -222,8 +223,8 @@ def record(op, args, inputs, out) -> None:
     node._freed = False
     if isinstance(out, tuple):
         node.n_out = len(out)
-        node.out_meta = tuple((o._shape, o._dtype, o._device) if isinstance(o, Tensor) and o._dtype.category >= 2 else None
-                              for o in out)
+        node.out_meta = tuple((o._shape, o._dtype, o._device) if isinstance(o, Tensor) and o._dtype.category >= 2
+                              else None for o in out)
         node._out = tuple(_saved_alias(o) for o in out) if op.save_output else None
         if op.save_output:
             node.saved = node.saved + tuple((a, o._version[0]) for a, o in zip(node._out, out) if isinstance(o, Tensor))

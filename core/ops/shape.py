@@ -75,8 +75,8 @@ def cat(tensors, dim: int = 0):
             raise RuntimeError(f"Tensors must have same number of dimensions: got {ref.dim()} and {t.dim()}")
         for j in range(ref.dim()):
             if j != d and t._shape[j] != ref._shape[j]:
-                raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. Expected size {ref._shape[j]} but "
-                                   f"got size {t._shape[j]} for tensor number "
+                raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. "
+                                   f"Expected size {ref._shape[j]} but got size {t._shape[j]} for tensor number "
                                    f"{next(k for k, u in enumerate(tensors) if u is t)} in the list.")
     keep = [t if t._dtype is dt else CP.cast(t, dt) for t in keep]
     if len(keep) == 1:
@@ -306,13 +306,15 @@ tril_, triu_ = tril.inplace, triu.inplace
 def tril_indices(row, col, offset=0, *, dtype=None, device=None):
     """The [2, n] indices of the lower triangle of a row x col matrix (on and below ``offset``)."""
     idx = [(i, j) for i in range(row) for j in range(col) if j - i <= offset]
-    return CR.tensor([[i for i, _ in idx], [j for _, j in idx]], dtype=dtype or D.int64, device=device).reshape(2, len(idx))
+    return CR.tensor([[i for i, _ in idx], [j for _, j in idx]], dtype=dtype or D.int64,
+                     device=device).reshape(2, len(idx))
 
 
 def triu_indices(row, col, offset=0, *, dtype=None, device=None):
     """The [2, n] indices of the upper triangle of a row x col matrix (on and above ``offset``)."""
     idx = [(i, j) for i in range(row) for j in range(col) if j - i >= offset]
-    return CR.tensor([[i for i, _ in idx], [j for _, j in idx]], dtype=dtype or D.int64, device=device).reshape(2, len(idx))
+    return CR.tensor([[i for i, _ in idx], [j for _, j in idx]], dtype=dtype or D.int64,
+                     device=device).reshape(2, len(idx))
 
 
 @composite("meshgrid", out=False, method=False)

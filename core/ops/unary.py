@@ -81,8 +81,8 @@ def _zero_grad(ctx, g):
 def _neg_meta(input):
     x = U.tensor_arg(input, "neg")
     if x._dtype is D.bool:
-        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a "
-                           "mask, use the `~` or `logical_not()` operator instead.")
+        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. "
+                           "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.")
     return x._device, (x,), (x,)
 
 
@@ -226,8 +226,8 @@ def _square_meta(input):
     return x._device, (x,), (x,)
 
 
-square = unary("square", SAME, lambda ctx, g: (g * 2 * _x(ctx),), decomposition=lambda x: A.mul(x, x), meta=_square_meta,
-               doc="``x * x`` (bool squares as int64, as ``pow(x, 2)`` does)")
+square = unary("square", SAME, lambda ctx, g: (g * 2 * _x(ctx),), decomposition=lambda x: A.mul(x, x),
+               meta=_square_meta, doc="``x * x`` (bool squares as int64, as ``pow(x, 2)`` does)")
 
 
 def _relu_meta(input):

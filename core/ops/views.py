@@ -116,7 +116,8 @@ def _view_dtype(self, dtype):
         v._dtype = dtype
         return v
     if not self._shape or self._stride[-1] != 1:
-        raise RuntimeError(f"view(dtype): self.stride(-1) must be 1 to view {self._dtype} as {dtype} (different element sizes)")
+        raise RuntimeError(f"view(dtype): self.stride(-1) must be 1 to view {self._dtype} as {dtype} "
+                           "(different element sizes)")
     last = self._shape[-1] * a
     if last % b or (self._offset * a) % b or any((s * a) % b for s in self._stride[:-1]):
         raise RuntimeError(f"view(dtype): the last dimension's size in bytes ({last}) or the storage offset is not "
@@ -167,14 +168,16 @@ def as_strided(input: Tensor, size, stride, storage_offset=None):
         raise RuntimeError(f"as_strided: mismatch in length of strides ({len(stride)}) and shape ({len(size)})")
     offset = input._offset if storage_offset is None else int(storage_offset)
     if any(s < 0 for s in size) or any(s < 0 for s in stride) or offset < 0:
-        raise RuntimeError(f"as_strided: negative size, stride or offset (size {list(size)}, stride {list(stride)}, offset {offset})")
+        raise RuntimeError(f"as_strided: negative size, stride or offset (size {list(size)}, "
+                           f"stride {list(stride)}, offset {offset})")
     if math.prod(size):
         last = offset + sum((s - 1) * st for s, st in zip(size, stride))
         cap = input._storage._nbytes // input._dtype.itemsize
         if last >= cap:
             raise RuntimeError(
                 f"as_strided: setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {offset}, and "
-                f"itemsize {input._dtype.itemsize} requiring a storage size of {(last + 1) * input._dtype.itemsize} are "
+                f"itemsize {input._dtype.itemsize} requiring a storage size of "
+                f"{(last + 1) * input._dtype.itemsize} are "
                 f"out of bounds for storage of size {input._storage._nbytes}")
     return input, size, stride, offset, (input, size, stride, offset)
 
@@ -200,7 +203,8 @@ def expand(self: Tensor, *sizes):
     for i, s in enumerate(sizes):
         if i < lead:
             if s < 0:
-                raise RuntimeError(f"expand: the expanded size of the tensor ({s}) isn't allowed in a leading, non-existing dimension {i}")
+                raise RuntimeError(f"expand: the expanded size of the tensor ({s}) isn't allowed in a leading, "
+                                   f"non-existing dimension {i}")
             shape.append(s)
             stride.append(0)
             continue
@@ -249,8 +253,9 @@ def permute(input: Tensor, *dims):
         dims = dims[0]
     nd = len(input._shape)
     if len(dims) != nd:
-        raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does not match the length "
-                           f"of the desired ordering of dimensions i.e. input.dim() = {nd} is not equal to len(dims) = {len(dims)}")
+        raise RuntimeError("permute(sparse_coo): number of dimensions in the tensor input does not match the length "
+                           "of the desired ordering of dimensions i.e. "
+                           f"input.dim() = {nd} is not equal to len(dims) = {len(dims)}")
     dims = tuple(_wrap_dim(d, nd, "permute") for d in dims)
     if len(set(dims)) != nd:
         raise RuntimeError(f"permute: repeated dim in {list(dims)}")

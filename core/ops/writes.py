@@ -96,7 +96,8 @@ def _check_fits(self: Tensor, inputs: tuple, op: str) -> None:
         if t is not self and t._shape != shape:
             bs = U.broadcast_shapes(shape, t._shape, op)
             if bs != shape:
-                raise RuntimeError(f"{op}: output with shape {list(shape)} doesn't match the broadcast shape {list(bs)}")
+                raise RuntimeError(f"{op}: output with shape {list(shape)} doesn't match the broadcast shape "
+                                   f"{list(bs)}")
 
 
 def inplace(op, self: Tensor, plan, name: str, exact: bool = False) -> Tensor:

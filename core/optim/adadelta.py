@@ -38,6 +38,6 @@ class Adadelta(Optimizer):
         for group in self.param_groups:
             params, grads, s = self._gather(group, {"step": _step0, "square_avg": _zeros, "acc_delta": _zeros})
             if params:
-                self._update("adadelta", group, (params, grads, s["square_avg"], s["acc_delta"], s["step"]), group["lr"],
-                             group["rho"], group["eps"], group["weight_decay"], group["maximize"])
+                self._update("adadelta", group, (params, grads, s["square_avg"], s["acc_delta"], s["step"]),
+                             group["lr"], group["rho"], group["eps"], group["weight_decay"], group["maximize"])
         return loss

@@ -196,7 +196,8 @@ def get_unsafe_globals_in_checkpoint(f: FileLike) -> list:
         try:
             archive = _Archive(fh, False)
         except _BadFile as e:
-            raise RuntimeError(f"ember.get_unsafe_globals_in_checkpoint: {name} is not a readable checkpoint: {e}") from None
+            raise RuntimeError(f"ember.get_unsafe_globals_in_checkpoint: {name} is not a readable checkpoint: "
+                               f"{e}") from None
         loader = _Loader(archive, name, "cpu", True)
         data = archive.record("data.pkl")
         archive.close()

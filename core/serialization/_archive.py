@@ -189,7 +189,8 @@ class _Archive:
             try:
                 fileno = fh.fileno()
             except (AttributeError, OSError, io.UnsupportedOperation):
-                raise ValueError("ember.load(mmap=True) needs a file path or a file object backed by a real file") from None
+                raise ValueError("ember.load(mmap=True) needs a file path or a file object backed by a "
+                                 "real file") from None
             self.mm = _mmap.mmap(fileno, 0, access=_mmap.ACCESS_COPY)  # copy-on-write: tensors stay writable
         order = self.record("byteorder")
         self.byteorder = (order or b"little").decode("ascii", "replace")

@@ -98,8 +98,8 @@ class _Loader:
         if full == "torch.nn.parameter.Parameter":
             return _parameter_class() or Tensor
         if full in _TORCH_UNSUPPORTED_FUNCS:
-            raise pickle.UnpicklingError(f"ember.load({self.name}): the file holds PyTorch {_TORCH_UNSUPPORTED_FUNCS[full]} "
-                                         f"({full}), which ember does not support")
+            raise pickle.UnpicklingError(f"ember.load({self.name}): the file holds PyTorch "
+                                         f"{_TORCH_UNSUPPORTED_FUNCS[full]} ({full}), which ember does not support")
         if self.weights_only and full in self.user_safe:
             return self.user_safe[full]
         raise pickle.UnpicklingError(

@@ -70,7 +70,8 @@ def _host_arrays(tensors: Dict[str, Tensor], op: str) -> Dict[str, np.ndarray]:
 def _check_metadata(metadata, op: str) -> None:
     if metadata is None:
         return
-    if not isinstance(metadata, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in metadata.items()):
+    if not isinstance(metadata, dict) or not all(isinstance(k, str) and isinstance(v, str)
+                                                 for k, v in metadata.items()):
         raise TypeError(f"{op}: metadata must be a dict of str -> str, got {metadata!r:.100}")
 
 

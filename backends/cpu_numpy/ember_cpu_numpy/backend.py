@@ -57,8 +57,8 @@ class NumpyGenerator(BackendGenerator):
     def get_state(self) -> np.ndarray:
         st = self.rng.bit_generator.state
         s, inc = st["state"]["state"], st["state"]["inc"]
-        raw = (s.to_bytes(16, "little") + inc.to_bytes(16, "little") + struct.pack("<BI", st["has_uint32"], st["uinteger"])
-               + self._seed.to_bytes(8, "little"))
+        raw = (s.to_bytes(16, "little") + inc.to_bytes(16, "little")
+               + struct.pack("<BI", st["has_uint32"], st["uinteger"]) + self._seed.to_bytes(8, "little"))
         return np.frombuffer(raw, dtype=np.uint8).copy()
 
     def set_state(self, arr: np.ndarray) -> None:

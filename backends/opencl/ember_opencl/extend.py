@@ -34,11 +34,12 @@ its last argument is the by-value struct ``M`` declared by an :class:`Args` (nam
 sizes, element offsets (``tensor.storage_offset()``; buffers are addressed in elements of their
 dtype), strides, scalars), read in C as ``m.<field>`` and packed on the host by name. Declare
 the :class:`Args` once per kernel (it is the same for every launch of that kernel; its first
-``pack`` compiles the packer) and call its ``pack`` per launch. The older positional form is still accepted: :func:`meta_struct` declares
-``long v[n]``, the kernel reads ``m.v[j]`` (a scalar with :func:`read_slot`), and
-:func:`launch` takes the list of ints (a scalar as :func:`scalar_slot`). 16-bit floats are
-stored as 16-bit words and computed in ``float`` (``ctype(dtype).ct``); a device may lack
-float64 (``device_of(t).fp64``; the backend refuses float64 tensors there).
+``pack`` compiles the packer) and call its ``pack`` per launch. The older positional form is
+still accepted: :func:`meta_struct` declares ``long v[n]``, the kernel reads ``m.v[j]`` (a
+scalar with :func:`read_slot`), and :func:`launch` takes the list of ints (a scalar as
+:func:`scalar_slot`). 16-bit floats are stored as 16-bit words and computed in ``float``
+(``ctype(dtype).ct``); a device may lack float64 (``device_of(t).fp64``; the backend refuses
+float64 tensors there).
 """
 from __future__ import annotations
 

@@ -175,7 +175,8 @@ def _conv_t_nd(op, nsp, input, weight, bias, stride, padding, output_padding, gr
     for i in range(nsp):
         if output_padding[i] >= stride[i] and output_padding[i] >= dilation[i]:
             raise RuntimeError(f"{op}: output padding must be smaller than either stride or dilation, but got "
-                               f"output_padding={list(output_padding)}, stride={list(stride)}, dilation={list(dilation)}")
+                               f"output_padding={list(output_padding)}, stride={list(stride)}, "
+                               f"dilation={list(dilation)}")
     C = x.shape[1]
     if C != weight.shape[0]:
         raise RuntimeError(f"{op}: Given transposed=1, weight of size {list(weight.shape)}, expected input"

@@ -40,7 +40,8 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     if training:
         n = input.numel() // C
         if n <= 1:
-            raise ValueError(f"Expected more than 1 value per channel when training, got input size {list(input.shape)}")
+            raise ValueError("Expected more than 1 value per channel when training, got input size "
+                             f"{list(input.shape)}")
         out, mean, invstd = _nnops.batch_norm(input, weight, bias, eps)
         if running_mean is not None or running_var is not None:
             _update_running(running_mean, running_var, mean, invstd, n, eps, momentum)

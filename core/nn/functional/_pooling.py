@@ -109,7 +109,8 @@ def avg_pool1d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bo
 
 def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
                count_include_pad: bool = True, divisor_override=None) -> Tensor:
-    """2-d average pooling; ``count_include_pad`` counts zero padding in the divisor, ``divisor_override`` replaces it."""
+    """2-d average pooling; ``count_include_pad`` counts zero padding in the divisor,
+    ``divisor_override`` replaces it."""
     return _avg_pool("avg_pool2d", 2, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
                      divisor_override)
 
@@ -279,7 +280,8 @@ def _max_unpool(op, nsp, input, indices, kernel_size, stride, padding, output_si
         for i in range(nsp):
             lo, hi = default[i] - s[i], default[i] + s[i]
             if not lo < out_sp[i] < hi:
-                raise ValueError(f"{op}: invalid output_size {list(output_size)} (dim {i} must be between {lo} and {hi})")
+                raise ValueError(f"{op}: invalid output_size {list(output_size)} "
+                                 f"(dim {i} must be between {lo} and {hi})")
     N, C = x.shape[:2]
     total = math.prod(out_sp)
     flat = idx.reshape(N, C, -1)

@@ -15,8 +15,8 @@ __all__ = ["embedding", "embedding_bag", "one_hot"]
 def _check_indices(op, input):
     check_tensor(input, op)
     if input.dtype not in (D.int64, D.int32):
-        raise RuntimeError(f"{op}: Expected tensor for argument #1 'indices' to have one of the following scalar types: "
-                           f"Long, Int; but got {input.type()} instead (input {desc(input)})")
+        raise RuntimeError(f"{op}: Expected tensor for argument #1 'indices' to have one of the following "
+                           f"scalar types: Long, Int; but got {input.type()} instead (input {desc(input)})")
 
 
 def _padding_idx(padding_idx, num):

@@ -145,12 +145,13 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
                              "bicubic | trilinear")
     elif mode in _LINEAR_MODES:
         if _LINEAR_MODES[mode] != nsp:
-            raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs {_LINEAR_MODES[mode] + 2}D input")
+            raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs "
+                                      f"{_LINEAR_MODES[mode] + 2}D input")
         align_corners = bool(align_corners)
     else:
         raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.dim()}D) for "
-                                  f"the modes: nearest | linear | bilinear | bicubic | trilinear | area | nearest-exact "
-                                  f"(got {mode})")
+                                  f"the modes: nearest | linear | bilinear | bicubic | trilinear | area | "
+                                  f"nearest-exact (got {mode})")
     if antialias:
         raise NotImplementedError("interpolate: antialias=True is not supported by ember yet")
     if (size is None) == (scale_factor is None):

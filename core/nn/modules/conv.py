@@ -36,7 +36,8 @@ class _ConvNd(Module):
             if padding == "same" and any(s != 1 for s in ntuple(stride, n)):
                 raise ValueError("padding='same' is not supported for strided convolutions")
         if padding_mode not in _PADDING_MODES:
-            raise ValueError(f"padding_mode must be one of {list(_PADDING_MODES)}, but got padding_mode='{padding_mode}'")
+            raise ValueError(f"padding_mode must be one of {list(_PADDING_MODES)}, "
+                             f"but got padding_mode='{padding_mode}'")
         self.in_channels = in_channels
         self.out_channels = out_channels
         self.kernel_size = ntuple(kernel_size, n)

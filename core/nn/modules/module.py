@@ -170,7 +170,8 @@ class Module:
             for hid, hook in self._forward_hooks.items():
                 if hid in self._forward_hooks_always_called:
                     try:
-                        hook(self, args, kwargs, None) if hid in self._forward_hooks_with_kwargs else hook(self, args, None)
+                        (hook(self, args, kwargs, None) if hid in self._forward_hooks_with_kwargs
+                         else hook(self, args, None))
                     except Exception:
                         pass
             raise
@@ -274,7 +275,8 @@ class Module:
         if hasattr(self, name) and name not in self._buffers:
             raise KeyError(f"attribute '{name}' already exists")
         if tensor is not None and not isinstance(tensor, Tensor):
-            raise TypeError(f"cannot assign '{_type_name(tensor)}' object to buffer '{name}' (ember Tensor or None required)")
+            raise TypeError(f"cannot assign '{_type_name(tensor)}' object to buffer '{name}' "
+                            "(ember Tensor or None required)")
         if isinstance(tensor, (Buffer, Parameter)):
             tensor = Tensor.detach(tensor) if isinstance(tensor, Buffer) else tensor
         self._buffers[name] = tensor
@@ -421,7 +423,8 @@ class Module:
             return
         if buffers is not None and name in buffers:
             if value is not None and not isinstance(value, Tensor):
-                raise TypeError(f"cannot assign '{_type_name(value)}' as buffer '{name}' (ember.Tensor or None expected)")
+                raise TypeError(f"cannot assign '{_type_name(value)}' as buffer '{name}' "
+                                "(ember.Tensor or None expected)")
             buffers[name] = value
             return
         object.__setattr__(self, name, value)
@@ -638,11 +641,13 @@ class Module:
         load(self)
         if strict:
             if unexpected:
-                errors.insert(0, "Unexpected key(s) in state_dict: {}. ".format(", ".join(f'"{k}"' for k in unexpected)))
+                errors.insert(0, "Unexpected key(s) in state_dict: {}. ".format(
+                    ", ".join(f'"{k}"' for k in unexpected)))
             if missing:
                 errors.insert(0, "Missing key(s) in state_dict: {}. ".format(", ".join(f'"{k}"' for k in missing)))
         if errors:
-            raise RuntimeError("Error(s) in loading state_dict for {}:\n\t{}".format(self._get_name(), "\n\t".join(errors)))
+            raise RuntimeError("Error(s) in loading state_dict for {}:\n\t{}".format(self._get_name(),
+                                                                                      "\n\t".join(errors)))
         return _IncompatibleKeys(missing, unexpected)
 
     # -- modes and grads ------------------------------------------------------------------------

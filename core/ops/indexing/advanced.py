@@ -276,7 +276,8 @@ def _parse(x, key):
             step = 1 if k.step is None else _int_of(k.step)
             if step <= 0:
                 raise ValueError("step must be greater than zero")
-            v = V.slice_dim(v, d, None if k.start is None else _int_of(k.start), None if k.stop is None else _int_of(k.stop), step)
+            v = V.slice_dim(v, d, None if k.start is None else _int_of(k.start),
+                            None if k.stop is None else _int_of(k.stop), step)
             d += 1
         elif isinstance(k, (Tensor, list, np.ndarray, tuple)):
             t = k if isinstance(k, Tensor) else SG._as_index(np.asarray(k) if not isinstance(k, list) else k, "index",
@@ -290,8 +291,8 @@ def _parse(x, key):
             adv[d] = t
             d += t.dim() if t._dtype is D.bool else 1
         else:
-            raise IndexError(f"only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid "
-                             f"indices (got {type(k).__name__})")
+            raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are "
+                             f"valid indices (got {type(k).__name__})")
     if not adv:
         return v, None
     n = max(adv) + 1

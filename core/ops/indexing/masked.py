@@ -35,7 +35,8 @@ def masked_fill(input, mask, value):
     mask = _mask_arg(mask, "masked_fill")
     if isinstance(value, Tensor):
         if value.dim() != 0:
-            raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with {value.dim()} dimension(s).")
+            raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                               f"{value.dim()} dimension(s).")
         if not value._requires_grad:
             value = value.item()
     if not isinstance(value, Tensor):

@@ -40,7 +40,8 @@ def _as_index(idx, op, dev=None) -> Tensor:
         if dt is D.int32 or dt is D.int16 or dt is D.int8:
             return idx.to(_INT64)
         if dt is not _INT64:
-            raise IndexError(f"{op}(): tensors used as indices must be long, int, byte or bool tensors (got {idx._dtype})")
+            raise IndexError(f"{op}(): tensors used as indices must be long, int, byte or bool tensors "
+                             f"(got {idx._dtype})")
         return idx
     if isinstance(idx, (list, tuple)) and len(idx) == 0:
         return CR.zeros(0, dtype=_INT64, device=dev)
@@ -137,7 +138,8 @@ def _scatter_prep(x, dim, index, src, op):
     if isinstance(src, Tensor):
         U.common_device(op, x, index, src)
         if src._dtype is not x._dtype:
-            raise RuntimeError(f"{op}(): Expected self.dtype to be equal to src.dtype (got {x._dtype.name} and {src._dtype.name})")
+            raise RuntimeError(f"{op}(): Expected self.dtype to be equal to src.dtype "
+                               f"(got {x._dtype.name} and {src._dtype.name})")
         _check_gather_shapes(x, d, index, op, src)
         src = _src_region(src, index)
     else:

@@ -206,8 +206,8 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
     vals = CR.tensor(input, dtype=seq._dtype, device=seq._device) if scalar else input
     if seq.dim() > 1:
         if vals.dim() != seq.dim() or vals._shape[:-1] != seq._shape[:-1]:
-            raise RuntimeError(f"searchsorted(): boundaries tensor should be 1 dimension or the first N-1 dimensions of "
-                               f"boundaries tensor and input value tensor must match, but we got boundaries tensor "
+            raise RuntimeError("searchsorted(): boundaries tensor should be 1 dimension or the first N-1 dimensions "
+                               "of boundaries tensor and input value tensor must match, but we got boundaries tensor "
                                f"{list(seq._shape)} and input value tensor {list(vals._shape)}")
         args = (seq, vals.to(seq._dtype), bool(right))
         if not out_int32:

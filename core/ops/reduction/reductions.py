@@ -114,8 +114,8 @@ def mean(input, dim=None, keepdim: bool = False, *, dtype=None):
     if dtype is not None and D.to_dtype(dtype) is not x._dtype:
         x = CP.cast(x, D.to_dtype(dtype))
     if x._dtype.category != _FLOAT:
-        raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a floating point or complex "
-                           f"dtype. Got: {U.type_name(x._dtype)}")
+        raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a floating point or "
+                           f"complex dtype. Got: {U.type_name(x._dtype)}")
     return x._device, (x, dims, bool(keepdim)), (x,)
 
 
@@ -233,7 +233,8 @@ def aminmax(input, *, dim=None, keepdim=False):
     if isinstance(dim, (tuple, list)):
         raise TypeError(f"aminmax(): argument 'dim' must be int, not {type(dim).__name__}")
     if x.numel() == 0 and (dim is None or x._shape[_wrap_dim(dim, x.dim(), "aminmax")] == 0):
-        raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the operation has no identity.")
+        raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the operation has "
+                           "no identity.")
     d = () if dim is None else dim
     return RT.aminmax(amin(x, d, keepdim), amax(x, d, keepdim))
 

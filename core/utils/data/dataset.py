@@ -119,7 +119,8 @@ class StackDataset(Dataset):
             if callable(getitems):
                 items = getitems(indices)
                 if len(items) != len(indices):
-                    raise ValueError(f"Nested dataset's output size mismatch. Expected {len(indices)}, got {len(items)}")
+                    raise ValueError(f"Nested dataset's output size mismatch. Expected {len(indices)}, "
+                                     f"got {len(items)}")
                 return items
             return [d[i] for i in indices]
         if isinstance(self.datasets, dict):

@@ -64,8 +64,10 @@ class Indexing(KernelGroup):
         ufunc = {"sum": xp.add, "prod": xp.multiply, "amax": xp.maximum, "amin": xp.minimum}[reduce]
         if not include_self:
             ident = {"sum": 0, "prod": 1,
-                     "amax": -np.inf if a.dtype.kind == "f" else np.iinfo(a.dtype).min if a.dtype.kind in "iu" else False,
-                     "amin": np.inf if a.dtype.kind == "f" else np.iinfo(a.dtype).max if a.dtype.kind in "iu" else True}[reduce]
+                     "amax": (-np.inf if a.dtype.kind == "f" else np.iinfo(a.dtype).min if a.dtype.kind in "iu"
+                              else False),
+                     "amin": (np.inf if a.dtype.kind == "f" else np.iinfo(a.dtype).max if a.dtype.kind in "iu"
+                              else True)}[reduce]
             out[f] = ident
         ufunc.at(out, f, s)
         return self.wrap(out, x._device)

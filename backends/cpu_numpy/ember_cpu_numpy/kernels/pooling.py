@@ -74,7 +74,8 @@ class Pooling(KernelGroup):
             arg += d
         base = None
         for i in range(nsp):
-            o = xp.arange(out_sp[i], dtype=xp.int64).reshape((out_sp[i],) + (1,) * (nsp - 1 - i)) * stride[i] - padding[i]
+            o = (xp.arange(out_sp[i], dtype=xp.int64).reshape((out_sp[i],) + (1,) * (nsp - 1 - i)) * stride[i]
+                 - padding[i])
             base = o if base is None else base * in_sp[i] + o
         flat = base + xp.asarray(offsets, dtype=xp.int64)[arg]
         return best, flat

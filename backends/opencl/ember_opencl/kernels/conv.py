@@ -123,7 +123,8 @@ def _col2im_src(t, at, nsp, unit):
         if unit:
             lines.append(f"      long o{i} = t{i}; int ok{i} = (t{i} >= 0) & (o{i} < m.l_sp[{i}]);")
         else:
-            lines.append(f"      long o{i} = t{i} / m.stride[{i}]; int ok{i} = (t{i} >= 0) & (t{i} % m.stride[{i}] == 0)"
+            lines.append(f"      long o{i} = t{i} / m.stride[{i}]; "
+                         f"int ok{i} = (t{i} >= 0) & (t{i} % m.stride[{i}] == 0)"
                          f" & (o{i} < m.l_sp[{i}]);")
     ok = " & ".join(f"ok{i}" for i in range(nsp))
     lidx = "o0"

@@ -36,9 +36,10 @@ def vwidth(t) -> int:
 @functools.lru_cache(maxsize=None)
 def args_for(kinds: tuple, R: int) -> Args:
     """The argument struct of an elementwise kernel over operands ``kinds`` and rank ``R``:
-    ``n`` (elements, or the innermost size of the ``nd`` layout), ``off_o`` and ``off[j]`` (element offsets of the output and of the j-th tensor
-    operand), ``shape[R]``, ``st[1 + tensors][R]`` (strides: the output's, then each tensor
-    operand's) and one field per scalar operand, named as in the expression (``a``, ``b``...)."""
+    ``n`` (elements, or the innermost size of the ``nd`` layout), ``off_o`` and ``off[j]``
+    (element offsets of the output and of the j-th tensor operand), ``shape[R]``,
+    ``st[1 + tensors][R]`` (strides: the output's, then each tensor operand's) and one field per
+    scalar operand, named as in the expression (``a``, ``b``...)."""
     ntens = sum(1 for k in kinds if k[0] == "t")
     A = Args().long("n", "off_o").array("off", ntens).array("shape", R).array("st", R, rows=1 + ntens)
     for k, (kind, ct) in enumerate(kinds):
@@ -80,7 +81,8 @@ def _vsource(expr: str, vexpr: str, ot, kinds: tuple, helpers: str):
         else:
             body.append(f"    {vt} {nm} = ({vt})(m.{nm});")
     if ot.is_bool:  # a comparison: lanes are -1/0, stored as 1/0
-        body.append("    " + vstore(f"uchar{W}", W, f"convert_uchar{W}(-({vexpr.replace('{vt}', vt)}))", "o + io") + ";")
+        body.append("    " + vstore(f"uchar{W}", W, f"convert_uchar{W}(-({vexpr.replace('{vt}', vt)}))", "o + io")
+                    + ";")
     else:
         body.append("    " + vstore(vt, W, f"({vt})({vexpr.replace('{vt}', vt)})", "o + io") + ";")
     body.append("    return;")

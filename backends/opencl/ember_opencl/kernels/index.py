@@ -104,13 +104,15 @@ def _atomic_add(t, dev) -> str | None:
     """C statement ``p[o] += v`` done atomically, or None when this dtype has no atomics here."""
     if t.name == "float32":
         return ("{ volatile __global uint* q = (volatile __global uint*)(p + o); uint old = *q, seen;"
-                " do { seen = old; old = atomic_cmpxchg(q, seen, as_uint(as_float(seen) + v)); } while (old != seen); }")
+                " do { seen = old; old = atomic_cmpxchg(q, seen, as_uint(as_float(seen) + v)); }"
+                " while (old != seen); }")
     if t.name == "int32":
         return "atomic_add(p + o, v);"
     if dev.int64_atomics:
         if t.name == "float64":
             return ("{ volatile __global ulong* q = (volatile __global ulong*)(p + o); ulong old = *q, seen;"
-                    " do { seen = old; old = atom_cmpxchg(q, seen, as_ulong(as_double(seen) + v)); } while (old != seen); }")
+                    " do { seen = old; old = atom_cmpxchg(q, seen, as_ulong(as_double(seen) + v)); }"
+                    " while (old != seen); }")
         if t.name == "int64":
             return "atom_add(p + o, v);"
     return None

@@ -90,7 +90,8 @@ def _nn_src(t, RB, TM, VW):
         f"  for (long r = 0; r < {TM} && i0 + r < Mr; ++r)",
         f"    for (long q = 0; q < {VW} && n0 + q < N; ++q) {{",
         f"      {ct} acc = 0;",
-        "      for (long k = 0; k < K; ++k) acc = fma(a[ao + (i0 + r) * sam + k * sak], b[bo + k * sbk + n0 + q], acc);",
+        "      for (long k = 0; k < K; ++k)"
+        " acc = fma(a[ao + (i0 + r) * sam + k * sak], b[bo + k * sbk + n0 + q], acc);",
         "      c[co + r * N + q] = acc;",
         "    }",
         "}"]

@@ -26,7 +26,8 @@ def _softmax_src(t, at, Rk, log):
              L.row_start(Rk),
              "  long K = m.k, sx = m.sx, so = m.so;",
              f"  {a} mx = -INFINITY; int bad = 0;",
-             f"  for (long k = 0; k < K; ++k) {{ {a} v = ({a})({t.load('x', 'off + k * sx')}); mx = max(mx, v); bad |= isnan(v); }}",
+             f"  for (long k = 0; k < K; ++k) {{ {a} v = ({a})({t.load('x', 'off + k * sx')});"
+             " mx = max(mx, v); bad |= isnan(v); }",
              "  if (bad) mx = NAN; else if (isinf(mx)) mx = mx < 0 ? 0 : mx;",
              f"  {a} s = 0;",
              f"  for (long k = 0; k < K; ++k) s += exp(({a})({t.load('x', 'off + k * sx')}) - mx);"]
@@ -37,7 +38,8 @@ def _softmax_src(t, at, Rk, log):
     else:
         lines.append(f"  {a} inv = 1 / s;")
         lines.append("  for (long k = 0; k < K; ++k) " +
-                     t.store("out", "oo + k * so", f"({t.ct})(exp(({a})({t.load('x', 'off + k * sx')}) - mx) * inv)") + ";")
+                     t.store("out", "oo + k * so",
+                             f"({t.ct})(exp(({a})({t.load('x', 'off + k * sx')}) - mx) * inv)") + ";")
     lines.append("}")
     return "\n".join(lines) + "\n", "softmax"
 
@@ -103,7 +105,8 @@ def _bn_src(t, at, Lsz):
     lines.append("}")
     # backward: per channel sum(g) and sum(g * xhat); g has x's strides, its own offset
     lines.append(f"__kernel void bn_bsums(__global {a}* sg, __global {a}* sgx, __global {a}* sgm, __global {a}* sgxm, "
-                 f"const {t.ptr()} x, const {t.ptr()} gr, const __global {a}* mean, const __global {a}* inv, const M m) {{")
+                 f"const {t.ptr()} x, const {t.ptr()} gr, const __global {a}* mean, const __global {a}* inv, "
+                 "const M m) {")
     lines.append("  long c = get_group_id(0), lid = get_local_id(0); long S = m.s, tot = m.n * S;")
     lines.append(f"  __local {a} red[{Lsz}]; {a} r1, r2; {a} mu = mean[c], iv = inv[c];")
     lines += fold("r1", "LG(o)")

@@ -84,7 +84,8 @@ def _walk(Rr: int, k0: str, k1: str, body: str, unroll: bool, indent="  ") -> st
             out.append(f"{ind}long k = {k0};")
             out.append(f"{ind}for (; k + 4 <= {k1}; k += 4) {{")
             for j in range(4):
-                out.append(f"{ind}  {{ long o_ = off + {j} * st0_; " + body.replace("off", "o_").replace("acc", f"acc{j}") + " }")
+                out.append(f"{ind}  {{ long o_ = off + {j} * st0_; "
+                           + body.replace("off", "o_").replace("acc", f"acc{j}") + " }")
             out.append(f"{ind}  off += 4 * st0_;")
             out.append(f"{ind}}}")
             out.append(f"{ind}for (; k < {k1}; ++k) {{ {body} off += st0_; }}")
@@ -210,7 +211,8 @@ def _source(op, it, ot, at, Rk, Rr, mode, Lsz, G, partial_in, final_out, contig=
             lines.append(f"  __local {at.ct} sv[{Lsz}]; __local long si[{Lsz}];")
             lines.append("  sv[lid] = av; si[lid] = ai; barrier(CLK_LOCAL_MEM_FENCE);")
             lines.append(f"  for (int w = {Lsz // 2}; w > 0; w >>= 1) {{")
-            lines.append("    if (lid < w) { " + f"{at.ct} lv = sv[lid], rv = sv[lid + w]; long li = si[lid], ri = si[lid + w];"
+            lines.append("    if (lid < w) { "
+                         + f"{at.ct} lv = sv[lid], rv = sv[lid + w]; long li = si[lid], ri = si[lid + w];"
                          + f" if (ri >= 0 && (li < 0 || {_arg_better(op, at, 'lv', 'li', 'rv', 'ri')})) "
                          "{ sv[lid] = rv; si[lid] = ri; } }")
             lines.append("    barrier(CLK_LOCAL_MEM_FENCE);")
@@ -272,8 +274,9 @@ def reduce(op: str, x: Tensor, dims: tuple, keepdim: bool, out_dtype=None, *, me
         return out
     if K == 0:
         if is_arg:
-            raise (RuntimeError if len(dims) == len(x._shape) else IndexError)(f"{op}: expected reduction dim to be specified for input.numel() == 0 / "
-                             f"cannot reduce over a zero-size dimension (input shape {list(x._shape)})")
+            raise (RuntimeError if len(dims) == len(x._shape) else IndexError)(
+                f"{op}: expected reduction dim to be specified for input.numel() == 0 / "
+                f"cannot reduce over a zero-size dimension (input shape {list(x._shape)})")
         ident = {"sum": 0, "mean": float("nan"), "prod": 1}.get(op)
         if ident is None:
             raise RuntimeError(f"{op}(): Expected reduction dim to have non-zero size (input shape {list(x._shape)})")
