@@ -46,7 +46,8 @@ def _tensors(x, what: str) -> tuple:
 def _make_grads(outputs, grads, create_graph):
     out = []
     if len(grads) != len(outputs):
-        raise RuntimeError(f"grad can be implicitly created only for scalar outputs; got {len(grads)} gradients for {len(outputs)} outputs")
+        raise RuntimeError(f"grad can be implicitly created only for scalar outputs; got {len(grads)} gradients for "
+                           f"{len(outputs)} outputs")
     for t, g in zip(outputs, grads):
         if g is None:
             if not t._requires_grad:
@@ -61,7 +62,8 @@ def _make_grads(outputs, grads, create_graph):
                 g = ops.full_like(t, g)
             if g._shape != t._shape:
                 raise RuntimeError(
-                    f"Mismatch in shape: grad_output[0] has a shape of {list(g._shape)} and output[0] has a shape of {list(t._shape)}.")
+                    f"Mismatch in shape: grad_output[0] has a shape of {list(g._shape)} and output[0] has a shape of "
+                    f"{list(t._shape)}.")
             if not t._requires_grad:
                 raise RuntimeError("element 0 of tensors does not require grad and does not have a grad_fn")
         out.append(g)
@@ -95,7 +97,6 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
          allow_unused=None, is_grads_batched=False, materialize_grads=False):
     """Gradients of ``outputs`` with respect to ``inputs``, returned instead of accumulated."""
     outputs = _tensors(outputs, "grad")
-    single = not isinstance(inputs, (tuple, list))
     inputs = _tensors(inputs, "grad")
     if allow_unused is None:
         allow_unused = materialize_grads
@@ -346,7 +347,8 @@ def _accumulate_into(t, g, create_graph, stored, user_storages):
             t._grad = g
         else:
             sid = id(g._storage)
-            if g._base is not None or sid in stored or sid in user_storages or not g.is_contiguous() or g._requires_grad:
+            if (g._base is not None or sid in stored or sid in user_storages or not g.is_contiguous()
+                    or g._requires_grad):
                 g = g.detach().clone()
             stored.add(id(g._storage))
             t._grad = g

@@ -32,7 +32,7 @@ def test_runtime_errors_are_caught_and_named(err, name):
              "from ember import cli; cli.main(['info']); cli.main(['plugins'])", FAKECUPY_ERROR=err)
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith("False 0")
-    assert f"unavailable: no CUDA device: cupy 14.0.0-fake is installed but the CUDA runtime failed in getDeviceCount" \
+    assert "unavailable: no CUDA device: cupy 14.0.0-fake is installed but the CUDA runtime failed in getDeviceCount" \
            in r.stdout and name in r.stdout
     with_tensor = _run("import ember\nember.zeros(2, device='cuda')", FAKECUPY_ERROR=err)
     assert with_tensor.returncode != 0 and name in with_tensor.stderr

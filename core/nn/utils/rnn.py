@@ -180,7 +180,6 @@ def pad_packed_sequence(sequence: PackedSequence, batch_first: bool = False, pad
     """Undo :func:`pack_padded_sequence`: ``(padded, lengths)`` with ``padded`` (T, B, *) (or
     (B, T, *)) in the original batch order, padded with ``padding_value`` up to ``total_length``
     steps (default: the longest sequence), and ``lengths`` an int64 cpu tensor."""
-    op = "pad_packed_sequence"
     bsz = [int(v) for v in sequence.batch_sizes.tolist()]
     T = len(bsz)
     if total_length is not None:

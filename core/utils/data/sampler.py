@@ -10,7 +10,6 @@ from ...ops.random import Generator
 from ...ops.creation import empty
 from ... import _dtype as D
 from ...ops.random import randint, randperm
-from ...ops.random import randperm
 from ...ops.creation import as_tensor
 from ...ops.random import multinomial
 

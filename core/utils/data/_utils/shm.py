@@ -35,7 +35,6 @@ import weakref
 
 import numpy as np
 from multiprocessing import resource_tracker
-from ....ops.creation import from_numpy
 from ...._dtype import to_dtype
 from ....ops.creation import empty, from_numpy
 
