@@ -19,5 +19,5 @@ from .helpers import (BackendCase, assert_close, backend_tolerance, check_grad, 
                       make_tensor, reference_inputs, repro)
 from .plugins import registered_plugin
 
-__all__ = ["assert_close", "make_tensor", "check_op", "check_once", "check_grad", "layouts", "repro", "reference_inputs",
-           "backend_tolerance", "BackendCase", "registered_plugin", "np"]
+__all__ = ["assert_close", "make_tensor", "check_op", "check_once", "check_grad", "layouts", "repro",
+           "reference_inputs", "backend_tolerance", "BackendCase", "registered_plugin", "np"]

@@ -174,7 +174,8 @@ def _lambda_source(f) -> str | None:
     pos = [(ln, col) for ln, _, col, _ in code.co_positions() if ln is not None and col is not None][1:]
     best = None
     for node in ast.walk(tree):
-        if not isinstance(node, ast.Lambda) or node.lineno > code.co_firstlineno or node.end_lineno < code.co_firstlineno:
+        if (not isinstance(node, ast.Lambda) or node.lineno > code.co_firstlineno
+                or node.end_lineno < code.co_firstlineno):
             continue
         b = node.body
         if any((b.lineno, b.col_offset) <= p <= (b.end_lineno, b.end_col_offset) for p in pos):
@@ -237,7 +238,8 @@ def repro(fn_name: str, inputs, device, extra: str = "", *, fn=None, ref=None, k
     lines.append(f"fn = {call}")
     args = ", ".join(names)
     if gradcheck:
-        lines.append(f"print(ember.autograd.gradcheck(lambda *xs: fn(*xs{', ' + kw if kw else ''}), ({args}{',' if len(names) == 1 else ''})))")
+        lines.append(f"print(ember.autograd.gradcheck(lambda *xs: fn(*xs{', ' + kw if kw else ''}), "
+                     f"({args}{',' if len(names) == 1 else ''})))")
         return "\n".join(lines)
     lines.append(f"out = fn({args}{', ' + kw if kw else ''})")
     lines.append("print(out)")
@@ -265,7 +267,8 @@ def assert_close(actual, expected, *, rtol=None, atol=None, equal_nan=True, msg=
     if a.dtype == np.bool_ or e.dtype == np.bool_ or a.dtype.kind in "iu" and e.dtype.kind in "iub":
         if not np.array_equal(a, e):
             bad = np.argwhere(a != e)[:5].tolist()
-            raise AssertionError(f"values differ at {bad}: got {a.reshape(-1)[:8]}, expected {e.reshape(-1)[:8]}\n{msg}")
+            raise AssertionError(f"values differ at {bad}: got {a.reshape(-1)[:8]}, "
+                                 f"expected {e.reshape(-1)[:8]}\n{msg}")
         return
     rtol = 1e-5 if rtol is None else rtol
     atol = 1e-8 if atol is None else atol
@@ -313,8 +316,8 @@ def check_op(fn, ref, specs, *, device="cpu", dtypes=(ember.float32, ember.float
     gradcheck in float64 (when the backend has it). Raises AssertionError with a repro."""
     kwargs = kwargs or {}
     name = name or getattr(fn, "__name__", "op")
-    nd = max((len(s["shape"] if isinstance(s, dict) else s) for s in specs if not (isinstance(s, dict) and "value" in s)),
-             default=0)
+    nd = max((len(s["shape"] if isinstance(s, dict) else s)
+              for s in specs if not (isinstance(s, dict) and "value" in s)), default=0)
     for dt in dtypes:
         dt = D.to_dtype(dt)
         if not supports(device, dt):

@@ -56,7 +56,8 @@ def test_out_of_range_indices_are_refused(device, k):
     x = _x(device)
     for bad in (size, size + 7, 2 ** 40, -size - 1):
         msg = _refused(lambda: call(x, L(bad, device)))
-        assert str(bad) in msg and str(size) in msg, f"{name}: the message should name index {bad} and size {size}: {msg}"
+        assert str(bad) in msg and str(size) in msg, (f"{name}: the message should name index {bad} and size {size}: "
+                                                      f"{msg}")
     if wraps:
         r = call(x, L(-1, device))
         ref = call(x, L(size - 1, device))

@@ -47,7 +47,8 @@ def test_op_result_dtypes(device):
     assert ember.prod(_z(device, i32)).dtype is i64 and ember.cumsum(_z(device, i8), 0).dtype is i64
     assert ember.sum(_z(device, i8), dtype=i8).dtype is i8
     assert ember.argmax(_z(device, f32)).dtype is i64 and ember.max(_z(device, f32, (2, 2)), 1).indices.dtype is i64
-    assert ember.abs(_z(device, i8)).dtype is i8 and ember.exp(i).dtype is f32 and ember.sqrt(_z(device, b)).dtype is f32
+    assert (ember.abs(_z(device, i8)).dtype is i8 and ember.exp(i).dtype is f32
+            and ember.sqrt(_z(device, b)).dtype is f32)
     assert ember.where(_z(device, b), _z(device, i64), 2.5).dtype is f32
     assert ember.clamp(i, 0.5).dtype is f32 and ember.clamp(i, 0, 2).dtype is i32
     assert ember.square(_z(device, b)).dtype is i64 and ember.pow(i, 2).dtype is i32
@@ -79,8 +80,8 @@ def test_python_scalars_out_of_the_dtype_range_are_refused(device):
 def test_integer_division_by_zero(device):
     i = ember.tensor([1, 2], device=device)
     z = ember.tensor([0, 1], device=device)
-    for call in (lambda: i // z, lambda: i % 0, lambda: ember.div(i, z, rounding_mode="trunc"), lambda: ember.fmod(i, 0),
-                 lambda: ember.remainder(i, z)):
+    for call in (lambda: i // z, lambda: i % 0, lambda: ember.div(i, z, rounding_mode="trunc"),
+                 lambda: ember.fmod(i, 0), lambda: ember.remainder(i, z)):
         with pytest.raises(RuntimeError, match="ZeroDivisionError"):
             call()
     f = ember.tensor([1.0, -1.0, 0.0], device=device)

@@ -200,8 +200,9 @@ def test_conv_transpose2d(device, kw):
 
 
 def test_conv_transpose1d_3d(device):
-    check_op(lambda x, w: F.conv_transpose1d(x, w, stride=3, padding=1), lambda x, w: np_conv_transpose(x, w, None, 3, 1),
-             [(2, 3, 5), (3, 2, 4)], device=device, grad=True, name="conv_transpose1d")
+    check_op(lambda x, w: F.conv_transpose1d(x, w, stride=3, padding=1),
+             lambda x, w: np_conv_transpose(x, w, None, 3, 1), [(2, 3, 5), (3, 2, 4)], device=device, grad=True,
+             name="conv_transpose1d")
     check_op(lambda x, w: F.conv_transpose3d(x, w, stride=2), lambda x, w: np_conv_transpose(x, w, None, 2),
              [(1, 2, 2, 3, 2), (2, 1, 2, 2, 2)], device=device, name="conv_transpose3d", layouts_=("contiguous",))
 

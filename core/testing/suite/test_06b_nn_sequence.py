@@ -239,7 +239,8 @@ def test_lstm_proj_layer_gradcheck_and_double_backward(device):
     check_grad(lambda xg, h0, c0, w, wr: rnn_ops.lstm_layer(xg, h0, c0, w, wr, (2, 2, 1), True),
                [(3, 2, 12), (2, 2), (2, 3), (12, 2), (2, 3)], device=device, name="lstm_layer_proj")
     kw = dict(dtype=ember.float64, device=device, requires_grad=True)
-    xg, h0, c0, w = ember.randn(2, 2, 8, **kw), ember.randn(2, 2, **kw), ember.randn(2, 2, **kw), ember.randn(8, 2, **kw)
+    xg, h0, c0, w = (ember.randn(2, 2, 8, **kw), ember.randn(2, 2, **kw), ember.randn(2, 2, **kw),
+                     ember.randn(8, 2, **kw))
     assert ember.autograd.gradgradcheck(lambda *a: rnn_ops.lstm_layer(*a, None, (2, 1), False)[0], (xg, h0, c0, w))
     wg = ember.randn(6, 2, **kw)
     assert ember.autograd.gradgradcheck(lambda a, b, c: rnn_ops.gru_layer(a, b, c, None, None, True)[1],

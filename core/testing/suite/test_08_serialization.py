@@ -69,7 +69,8 @@ def test_torch_format_on_device(device):
 
 def test_state_dict_shaped_checkpoint(device):
     ck = {"epoch": 2, "model_state_dict": {"w": ember.ones(2, 2, device=device), "b": ember.zeros(2, device=device)},
-          "optimizer_state_dict": {"state": {0: {"step": ember.tensor(3.0)}}, "param_groups": [{"lr": 0.1, "params": [0]}]},
+          "optimizer_state_dict": {"state": {0: {"step": ember.tensor(3.0)}},
+                                   "param_groups": [{"lr": 0.1, "params": [0]}]},
           "loss": 0.5}
     back = ember.load(_save(ck))
     assert back["epoch"] == 2 and back["loss"] == 0.5
