@@ -51,14 +51,12 @@ class dtype:
                 try:
                     import ml_dtypes
                 except ImportError:  # pragma: no cover - depends on the environment
-                    raise TypeError("bfloat16 needs the 'ml_dtypes' package on the host: pip install ml_dtypes") from None
+                    raise TypeError("bfloat16 needs the 'ml_dtypes' package on the host: "
+                                    "pip install ml_dtypes") from None
                 self._np = np.dtype(ml_dtypes.bfloat16)
             else:
                 self._np = np.dtype(self._np_name)
         return self._np
-
-    def to_complex(self):  # pragma: no cover - complex dtypes are not supported yet
-        raise TypeError(f"complex dtypes are not supported (from {self})")
 
     def __repr__(self) -> str:
         return f"ember.{self.name}"
@@ -277,4 +275,5 @@ class finfo:
         self.resolution = _builtin_float(f.resolution)
 
     def __repr__(self):
-        return f"finfo(resolution={self.resolution}, min={self.min}, max={self.max}, eps={self.eps}, dtype={self.dtype})"
+        return (f"finfo(resolution={self.resolution}, min={self.min}, max={self.max}, eps={self.eps}, "
+                f"dtype={self.dtype})")

@@ -191,10 +191,6 @@ class OpNode(Node):
         self.saved = ()
         self._freed = True
 
-    @property
-    def _saved_tensors(self):
-        self._check_freed()
-        return tuple(t for t, _ in self.saved)
 
 
 class AccumulateGrad(Node):

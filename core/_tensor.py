@@ -30,7 +30,7 @@ class Tensor:
     __slots__ = (
         "_storage", "_shape", "_stride", "_offset", "_dtype", "_device", "_native", "_version",
         "_base", "_requires_grad", "_grad_fn", "_output_nr", "_grad", "_retains_grad", "_hooks",
-        "_accum", "_fn_version", "_is_view_of_leaf", "__dict__", "__weakref__",
+        "_accum", "_fn_version", "__dict__", "__weakref__",
     )
 
     # -- metadata -------------------------------------------------------------------------
@@ -125,9 +125,6 @@ class Tensor:
         """Address of the first element (storage address + offset in bytes)."""
         return self._device._backend.data_ptr(self._storage) + self._offset * self._dtype.itemsize
 
-    @property
-    def _version_counter(self):
-        return self._version
 
     @property
     def version(self) -> int:
@@ -154,9 +151,6 @@ class Tensor:
     def _is_view(self) -> bool:
         return self._base is not None
 
-    @property
-    def _base_tensor(self):
-        return self._base
 
     # -- autograd attributes ----------------------------------------------------------------
     def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
@@ -178,13 +172,17 @@ class Tensor:
     def grad(self, value) -> None:
         if value is not None:
             if not isinstance(value, Tensor):
-                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type {type(value).__name__}")
+                raise TypeError("assigned grad expected to be a Tensor or None but got grad of type "
+                                f"{type(value).__name__}")
             if value._device != self._device:
-                raise RuntimeError(f"assigned grad has data located on {value._device} different from the tensor on {self._device}")
+                raise RuntimeError(f"assigned grad has data located on {value._device} different from the tensor on "
+                                   f"{self._device}")
             if value._dtype is not self._dtype:
-                raise RuntimeError(f"assigned grad has data of type {value._dtype} different from the type of the tensor {self._dtype}")
+                raise RuntimeError(f"assigned grad has data of type {value._dtype} different from the type of the "
+                                   f"tensor {self._dtype}")
             if value._shape != self._shape:
-                raise RuntimeError(f"assigned grad has data of a different size: {list(value._shape)} vs the tensor's {list(self._shape)}")
+                raise RuntimeError(f"assigned grad has data of a different size: {list(value._shape)} vs the tensor's "
+                                   f"{list(self._shape)}")
         self._grad = value
 
     @grad.deleter
@@ -318,7 +316,8 @@ class Tensor:
     def __contains__(self, element):
         if isinstance(element, (Tensor, int, float, bool)):
             return bool((self == element).any().item())
-        raise RuntimeError(f"Tensor.__contains__ only supports Tensor or scalar, but you passed in a {type(element).__name__}.")
+        raise RuntimeError("Tensor.__contains__ only supports Tensor or scalar, but you passed in a "
+                           f"{type(element).__name__}.")
 
     def __format__(self, spec):
         if not self._shape:
@@ -432,7 +431,8 @@ def _wrap_dim(dim, ndim: int, op: str = "") -> int:
         dim = dim.__index__()
     n = ndim if ndim > 0 else 1
     if dim < -n or dim >= n:
-        raise IndexError(f"{op + ': ' if op else ''}Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
+        raise IndexError(f"{op + ': ' if op else ''}Dimension out of range (expected to be in range of "
+                         f"[{-n}, {n - 1}], but got {dim})")
     return dim + n if dim < 0 else dim
 
 
@@ -475,7 +475,6 @@ def _make(storage, shape, stride, offset, dtype, device, native=None) -> Tensor:
     t._hooks = None
     t._accum = None
     t._fn_version = 0
-    t._is_view_of_leaf = False
     return t
 
 
@@ -500,5 +499,4 @@ def _alias(src: Tensor, shape, stride, offset, cls=Tensor) -> Tensor:
     t._hooks = None
     t._accum = None
     t._fn_version = src._version[0]
-    t._is_view_of_leaf = False
     return t

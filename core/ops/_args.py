@@ -96,7 +96,8 @@ def size_arg(size, op: str) -> tuple:
         if isinstance(s, Tensor):
             s = int(s.item())
         if isinstance(s, bool) or not hasattr(s, "__index__"):
-            raise TypeError(f"{op}(): argument 'size' must be a tuple of ints, but found element of type {type(s).__name__}")
+            raise TypeError(f"{op}(): argument 'size' must be a tuple of ints, but found element of type "
+                            f"{type(s).__name__}")
         s = s.__index__()
         out.append(s)
     return tuple(out)
@@ -134,15 +135,3 @@ def common_device(op: str, *tensors):
 def _cpu_scalar_seen(tensors, dev):
     # dev came only from cpu 0-d tensors: the other device wins
     return all(not isinstance(t, Tensor) or t._device is not dev or not t._shape for t in tensors)
-
-
-def float_dtype_for(t_dtype):
-    """The dtype float-only ops compute in: floats keep theirs, others get the default."""
-    return t_dtype if t_dtype.category == D._FLOAT else D.get_default_dtype()
-
-
-def check_index_dtype(index, op: str, what: str = "index"):
-    if not isinstance(index, Tensor):
-        raise TypeError(f"{op}(): argument '{what}' must be Tensor, not {type(index).__name__}")
-    if index._dtype is not D.int64 and index._dtype is not D.int32:
-        raise RuntimeError(f"{op}(): Expected dtype int64 for {what}, got {index._dtype}")

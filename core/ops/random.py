@@ -128,9 +128,6 @@ def set_rng_state(state: Tensor) -> None:
     default_generator(_devices.cpu()).set_state(state)
 
 
-def fork_rng_states():
-    return {d: g.get_state() for d, g in _defaults.items()}
-
 
 def _gen_for(t: Tensor, generator):
     if generator is None:
@@ -138,7 +135,8 @@ def _gen_for(t: Tensor, generator):
     if not isinstance(generator, Generator):
         raise TypeError(f"generator must be an ember.Generator, got {type(generator).__name__}")
     if generator._device is not t._device and generator._device != t._device:
-        raise RuntimeError(f"Expected a '{t._device.type}' device type for generator but found '{generator._device.type}'")
+        raise RuntimeError(f"Expected a '{t._device.type}' device type for generator but found "
+                           f"'{generator._device.type}'")
     return generator._gen
 
 
@@ -148,7 +146,8 @@ _NORMAL = register_op("normal_", group="random", differentiable=False)
 
 def _check_float(t, op):
     if t._dtype.category != D._FLOAT:
-        raise RuntimeError(f"{op}: expected a floating point tensor, got {t._dtype} (\"{op}_\" not implemented for '{t._dtype.name}')")
+        raise RuntimeError(f"{op}: expected a floating point tensor, got {t._dtype} "
+                           f"(\"{op}_\" not implemented for '{t._dtype.name}')")
 
 
 def uniform_(self: Tensor, from_: float = 0.0, to: float = 1.0, *, generator=None) -> Tensor:
@@ -371,7 +370,8 @@ def poisson(input: Tensor, generator=None) -> Tensor:
     k = CR.zeros_like(lam)
     p = UN.exp(UN.neg(lam))
     s = p.clone()
-    limit = int(max(10.0, float(lam.max().item()) * 3 + 10 * math.sqrt(float(lam.max().item()) + 1))) if lam.numel() else 0
+    limit = (int(max(10.0, float(lam.max().item()) * 3 + 10 * math.sqrt(float(lam.max().item()) + 1)))
+             if lam.numel() else 0)
     for i in range(1, limit + 1):
         more = u > s
         if not bool(more.any()):

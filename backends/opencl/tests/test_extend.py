@@ -52,7 +52,7 @@ class ScalePlugin:
     def ember_register_ops(self, register):
         def meta(x, alpha):  # the dispatch plan: device, the kernel's arguments, autograd's inputs
             return x.device, (x.contiguous(), float(alpha)), (x,)
-        register("_extend_test_scale", meta, decomposition=lambda x, a: x * a)
+        register("extend_test_scale", meta, decomposition=lambda x, a: x * a)
 
     @ember.hookimpl
     def ember_register_kernels(self, backend, register):
@@ -60,7 +60,7 @@ class ScalePlugin:
             def kernel(x, alpha):
                 ScalePlugin.calls += 1
                 return self.kernel(x, alpha)
-            register("_extend_test_scale", kernel)
+            register("extend_test_scale", kernel)
 
 
 @pytest.mark.parametrize("form", [k_scale, k_scale_positional], ids=["named", "positional"])
@@ -75,10 +75,10 @@ def test_a_plugin_kernel_through_the_public_helpers(device, dtype, form):
         base = ember.arange(24, dtype=dtype, device=device).reshape(4, 6)
         x = base[1:, ::2]  # a strided view with an offset: the front end makes it contiguous
         before = ScalePlugin.calls
-        y = ember.ops._extend_test_scale(x, 0.5)
+        y = ember.ops.extend_test_scale(x, 0.5)
         assert ScalePlugin.calls == before + 1
         assert y.device == x.device and y.dtype is dtype and y.is_contiguous()
         np.testing.assert_allclose(y.numpy(force=True).astype(np.float64),
                                    0.5 * np.arange(24.0).reshape(4, 6)[1:, ::2])
         assert isinstance(cl.buffer(y), type(cl.buffer(x)))
-    assert not hasattr(ember.ops, "_extend_test_scale")
+    assert not hasattr(ember.ops, "extend_test_scale")
