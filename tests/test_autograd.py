@@ -222,7 +222,8 @@ def test_saved_tensor_version_error_message():
     with pytest.raises(RuntimeError) as e:
         c.sum().backward()
     msg = str(e.value)
-    assert "output 0 of AddBackward0, is at version 1; expected version 0 instead" in msg  # its current grad_fn, as PyTorch
+    # its current grad_fn, as PyTorch
+    assert "output 0 of AddBackward0, is at version 1; expected version 0 instead" in msg
 
 
 def test_inplace_rebase_setitem_gives_grads_to_both():

@@ -64,7 +64,8 @@ def test_ordered_dict_type_is_kept():
 
 
 def test_collate_errors_name_what_is_wrong():
-    with pytest.raises(RuntimeError, match=r"default_collate: stack expects each tensor to be equal size.*\[2\].*\[3\]"):
+    with pytest.raises(RuntimeError,
+                       match=r"default_collate: stack expects each tensor to be equal size.*\[2\].*\[3\]"):
         default_collate([ember.zeros(2), ember.zeros(3)])
     with pytest.raises(RuntimeError, match="each element in list of batch should be of equal size.*sample 1 has 1"):
         default_collate([[1, 2], [3]])

@@ -81,7 +81,8 @@ class WhoAmI(Dataset):
 
     def __getitem__(self, i):
         info = get_worker_info()
-        return {"id": info.id, "n": info.num_workers, "seed": info.seed, "same": info.dataset is self, "pid": os.getpid()}
+        return {"id": info.id, "n": info.num_workers, "seed": info.seed, "same": info.dataset is self,
+                "pid": os.getpid()}
 
 
 class RandomAug(Dataset):

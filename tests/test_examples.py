@@ -197,7 +197,8 @@ def test_custom_function(tmp_path):
 def test_custom_module(tmp_path):
     proc = run("custom_module.py", "--smoke", cwd=tmp_path)
     assert proc.returncode == 0, proc.log
-    for line in ("ResidualBlock(\n      width=32, expansion=2", "buffers:    ['input_mean', 'input_std', 'class_weights']",
+    for line in ("ResidualBlock(\n      width=32, expansion=2",
+                 "buffers:    ['input_mean', 'input_std', 'class_weights']",
                  "pre-hook: SpiralNet expects (batch, 2) points, got (4, 3)",
                  "load_state_dict: <All keys matched successfully>", "state-dict round trip: identical outputs",
                  "smoke test passed: loss fell"):

@@ -293,7 +293,8 @@ def test_printed_module_tree():
         nn.PixelShuffle(2): "PixelShuffle(upscale_factor=2)",
         nn.Identity(): "Identity()",
         nn.PReLU(): "PReLU(num_parameters=1)",
-        nn.InstanceNorm2d(3): "InstanceNorm2d(3, eps=1e-05, momentum=0.1, affine=False, bias=False, track_running_stats=False)",
+        nn.InstanceNorm2d(3): ("InstanceNorm2d(3, eps=1e-05, momentum=0.1, affine=False, bias=False, "
+                               "track_running_stats=False)"),
     }
     for mod, text in cases.items():
         assert repr(mod) == text

@@ -91,7 +91,8 @@ def test_forward_errors_name_the_shapes():
         m(ember.zeros(5, 2, 3), (ember.zeros(2, 4), ember.zeros(2, 4)))
     with pytest.raises(ValueError, match="input dtype \\(ember.float64\\) does not match weight dtype"):
         m(ember.zeros(5, 2, 3, dtype=ember.float64))
-    with pytest.raises(RuntimeError, match=r"Expected sequence length to be larger than 0 in RNN \(input float32\[0, 2, 3\]"):
+    with pytest.raises(RuntimeError,
+                       match=r"Expected sequence length to be larger than 0 in RNN \(input float32\[0, 2, 3\]"):
         m(ember.zeros(0, 2, 3))
     g = nn.GRU(3, 4)
     with pytest.raises(RuntimeError, match="For unbatched 2-D input, hx should also be 2-D but got 3-D"):

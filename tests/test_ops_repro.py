@@ -45,8 +45,8 @@ def test_repro_of_tuple_outputs_nan_and_bfloat16():
 
 
 def test_repro_names_a_named_op_and_its_kwargs():
-    _, src = _failure(ember.sum, lambda x, dim: np.sum(x, dim) + 1, [(2, 3)], kwargs={"dim": 1}, dtypes=(ember.float64,),
-                      layouts_=("contiguous",))
+    _, src = _failure(ember.sum, lambda x, dim: np.sum(x, dim) + 1, [(2, 3)], kwargs={"dim": 1},
+                      dtypes=(ember.float64,), layouts_=("contiguous",))
     assert "fn = ember.sum" in src and "dim=1" in src
     with pytest.raises(AssertionError):
         exec(src, {})

@@ -116,7 +116,8 @@ BAD_HYPERPARAMETERS = [
 ]
 
 
-@pytest.mark.parametrize("name,kw,msg", BAD_HYPERPARAMETERS, ids=[f"{n}-{i}" for i, (n, _, _) in enumerate(BAD_HYPERPARAMETERS)])
+@pytest.mark.parametrize("name,kw,msg", BAD_HYPERPARAMETERS,
+                         ids=[f"{n}-{i}" for i, (n, _, _) in enumerate(BAD_HYPERPARAMETERS)])
 def test_bad_hyperparameters_raise_value_error(name, kw, msg):
     with pytest.raises(ValueError, match=msg.replace("(", r"\(").replace(")", r"\)")):
         getattr(optim, name)([leaf(1.0)], **kw)

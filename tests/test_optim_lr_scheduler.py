@@ -43,7 +43,8 @@ def check(seen, closed):
 
 CLOSED_FORMS = {
     "LambdaLR": (lambda o: S.LambdaLR(o, lambda e: 1 / (1 + e)), lambda b, e: b / (1 + e)),
-    "LambdaLR-per-group": (lambda o: S.LambdaLR(o, [lambda e: 0.5 ** e, lambda e: 0.5 ** e]), lambda b, e: b * 0.5 ** e),
+    "LambdaLR-per-group": (lambda o: S.LambdaLR(o, [lambda e: 0.5 ** e, lambda e: 0.5 ** e]),
+                           lambda b, e: b * 0.5 ** e),
     "MultiplicativeLR": (lambda o: S.MultiplicativeLR(o, lambda e: 0.9 if e % 2 else 0.5),
                          lambda b, e: b * math.prod(0.9 if k % 2 else 0.5 for k in range(1, e + 1))),
     "StepLR": (lambda o: S.StepLR(o, step_size=3, gamma=0.5), lambda b, e: b * 0.5 ** (e // 3)),
@@ -334,8 +335,10 @@ def test_tensor_learning_rate_is_updated_in_place():
 # -- bad input ----------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("make,exc,msg", [
-    (lambda o: S.ConstantLR(o, factor=1.5), ValueError, "Constant multiplicative factor expected to be between 0 and 1"),
-    (lambda o: S.LinearLR(o, start_factor=0), ValueError, "Starting multiplicative factor expected to be greater than 0"),
+    (lambda o: S.ConstantLR(o, factor=1.5), ValueError,
+     "Constant multiplicative factor expected to be between 0 and 1"),
+    (lambda o: S.LinearLR(o, start_factor=0), ValueError,
+     "Starting multiplicative factor expected to be greater than 0"),
     (lambda o: S.LinearLR(o, end_factor=2), ValueError, "Ending multiplicative factor expected to be between 0 and 1"),
     (lambda o: S.CosineAnnealingWarmRestarts(o, T_0=0), ValueError, "Expected positive integer T_0, but got 0"),
     (lambda o: S.CosineAnnealingWarmRestarts(o, T_0=2, T_mult=0), ValueError, "Expected integer T_mult >= 1"),

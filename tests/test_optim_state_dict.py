@@ -13,7 +13,8 @@ import ember.optim as optim
 
 # PyTorch 2.x: the keys of a parameter group, in order, and each optimizer's per-parameter state
 GROUP_KEYS = {
-    "SGD": ["lr", "momentum", "dampening", "weight_decay", "nesterov", "maximize", "foreach", "differentiable", "fused"],
+    "SGD": ["lr", "momentum", "dampening", "weight_decay", "nesterov", "maximize", "foreach", "differentiable",
+            "fused"],
     "Adam": ["lr", "betas", "eps", "weight_decay", "amsgrad", "maximize", "foreach", "capturable", "differentiable",
              "fused", "decoupled_weight_decay"],
     "AdamW": ["lr", "betas", "eps", "weight_decay", "amsgrad", "maximize", "foreach", "capturable", "differentiable",

@@ -190,7 +190,8 @@ class RefAdagrad(Ref):
         clr = lr / (1 + (t - 1) * h.get("lr_decay", 0))
         if wd:
             g = g + wd * p
-        s = self.s[(i, "s")] = self.state(i, "s", lambda: np.full_like(p, h.get("initial_accumulator_value", 0))) + g * g
+        s = self.s[(i, "s")] = (self.state(i, "s", lambda: np.full_like(p, h.get("initial_accumulator_value", 0)))
+                                + g * g)
         p -= clr * g / (np.sqrt(s) + h.get("eps", 1e-10))
 
 

@@ -162,7 +162,8 @@ class _Pid:
 
 def test_tensor_reaching_past_its_storage_is_refused():
     data = _pickle_with_pid(lambda P: _Reduce(S._rebuild_tensor_from_storage,
-                                              (P("storage", "float32", "0", "cpu", 4), ember.float32, 2, (3,), (1,), False)))
+                                              (P("storage", "float32", "0", "cpu", 4), ember.float32, 2, (3,), (1,),
+                                               False)))
     with pytest.raises(RuntimeError, match="reaches past the end of its storage"):
         ember.load(_archive(data, {"0": b"\x00" * 16}))
 
@@ -180,7 +181,8 @@ def test_malformed_geometry_is_refused(args, msg):
 
 def test_storage_size_must_match_its_record():
     data = _pickle_with_pid(lambda P: _Reduce(S._rebuild_tensor_from_storage,
-                                              (P("storage", "float32", "0", "cpu", 1000), ember.float32, 0, (2,), (1,), False)))
+                                              (P("storage", "float32", "0", "cpu", 1000), ember.float32, 0, (2,), (1,),
+                                               False)))
     with pytest.raises(RuntimeError, match="holds 16 bytes but its tensors need 4000"):
         ember.load(_archive(data, {"0": b"\x00" * 16}))
     with pytest.raises(RuntimeError, match="missing"):

@@ -201,5 +201,6 @@ def test_call_order_warning_parity():
     for lib in (ember, torch):
         opt = lib.optim.SGD([lib.ones(1, requires_grad=True)], lr=0.1)
         sched = lib.optim.lr_scheduler.StepLR(opt, 1)
-        with pytest.warns(UserWarning, match="Detected call of `lr_scheduler.step\\(\\)` before `optimizer.step\\(\\)`"):
+        with pytest.warns(UserWarning,
+                          match="Detected call of `lr_scheduler.step\\(\\)` before `optimizer.step\\(\\)`"):
             sched.step()

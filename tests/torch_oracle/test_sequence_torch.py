@@ -135,7 +135,8 @@ def test_multihead_attention_matches_torch(kw):
     v = torch.randn(*sh(6, kw.get("vdim", 8)), dtype=torch.float64)
     kpm = torch.tensor([[False] * 6, [False] * 4 + [True] * 2, [True] + [False] * 5])
     am = torch.rand(5, 6) > 0.8
-    for fkw in (dict(), dict(key_padding_mask=kpm), dict(attn_mask=am, key_padding_mask=kpm, average_attn_weights=False),
+    for fkw in (dict(), dict(key_padding_mask=kpm),
+                dict(attn_mask=am, key_padding_mask=kpm, average_attn_weights=False),
                 dict(need_weights=False, attn_mask=am)):
         a = tm(x, k, v, **fkw)
         b = em(E(x), E(k), E(v), **{n: (E(t) if isinstance(t, torch.Tensor) else t) for n, t in fkw.items()})

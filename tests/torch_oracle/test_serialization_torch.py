@@ -72,7 +72,8 @@ def test_torch_reads_containers_and_values():
         scalar=ember.tensor(7))
     back = torch.load(e2t_bytes(obj), weights_only=True)
     assert type(back) is collections.OrderedDict and list(back) == list(obj)
-    assert back["dt"] is torch.bfloat16 and back["dev"] == torch.device("cpu") and back["cuda"] == torch.device("cuda:1")
+    assert (back["dt"] is torch.bfloat16 and back["dev"] == torch.device("cpu")
+            and back["cuda"] == torch.device("cuda:1"))
     assert type(back["size"]) is torch.Size and back["size"] == (2, 5)
     assert back["rg"].requires_grad and back["rg"].is_leaf
     a = back["nested"][0]["a"]

@@ -92,7 +92,8 @@ def test_alpha_one_is_the_inner_optimizer_and_alpha_zero_stays_put(device):
         opt.zero_grad()
         ((Xt @ w - yt) ** 2).mean().backward()
         opt.step()
-    assert_close(w1, w.detach().numpy(force=True), rtol=1e-12 if w.dtype is ember.float64 else 1e-6, atol=0)  # slow + 1 * (fast - slow)
+    assert_close(w1, w.detach().numpy(force=True), rtol=1e-12 if w.dtype is ember.float64 else 1e-6,
+                 atol=0)  # slow + 1 * (fast - slow)
     w2, _ = _ember_run(device, INNER["adam"], 8, 4, 0.0)
     assert_close(w2, w0, rtol=0, atol=0)  # every cycle ends back at the slow weights, which never move
 

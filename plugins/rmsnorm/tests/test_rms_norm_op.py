@@ -117,7 +117,8 @@ def test_bad_arguments_are_refused_naming_shapes_dtypes_and_devices(device):
 
 @pytest.mark.ember_requires(cpu=True, accelerator=True)
 def test_weight_on_another_device_is_refused(device):
-    with pytest.raises(RuntimeError, match=rf"found at least two devices, {device} and cpu!.*weight float32\[3\] on cpu"):
+    with pytest.raises(RuntimeError,
+                       match=rf"found at least two devices, {device} and cpu!.*weight float32\[3\] on cpu"):
         ember.rms_norm(ember.randn(2, 3, device=device), (3,), ember.ones(3))
 
 

@@ -77,7 +77,8 @@ def run(opt_name, as_view):
     assert worst < 1e-10, worst
     moved = max((a - b).abs().max().item() for a, b in zip(mine, start.values()))
     assert moved > 1e-3, "training did not change the parameters"
-    print(f"rank {R}: ddp {opt_name}{' view' if as_view else ''} ok (max difference to one process {worst:.1e})", flush=True)
+    print(f"rank {R}: ddp {opt_name}{' view' if as_view else ''} ok (max difference to one process {worst:.1e})",
+          flush=True)
 
 
 for opt_name, as_view in (("sgd", False), ("adam", False), ("rmsprop", True)):
