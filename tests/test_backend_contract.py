@@ -304,3 +304,23 @@ def test_the_signatures_are_documented_in_the_guide():
     for word in ("deferred_errors", "backend_state", "_native", "ember.bfloat16.np", "BackendGenerator", "[test]",
                  "supports_pinning", "data_ptr", "view(dtype)", "set_", "int64", "float64"):
         assert word in text, f"docs/backends.md does not mention {word}"
+
+
+def test_deferred_errors_skip_the_host_side_index_checks(monkeypatch):
+    """A backend declaring deferred_errors gets no host read of the indices from the core (the
+    front ends wrap negative ones on the device); its kernels report indices out of range."""
+    be = ember.backend.backend_for("cpu")
+    x = ember.arange(12.0).reshape(3, 4)
+    idx = ember.tensor([[0, 3], [1, -1]])
+    monkeypatch.setattr(type(be), "deferred_errors", True)
+
+    def no_host_read(self):
+        raise AssertionError("the core read a tensor on the host")
+
+    with monkeypatch.context() as m:
+        m.setattr(ember.Tensor, "item", no_host_read)
+        assert x.gather(1, idx.clamp(min=0)).tolist() == [[0.0, 3.0], [5.0, 4.0]]
+        assert x[ember.tensor([-1, 0])].tolist() == [[8.0, 9.0, 10.0, 11.0], [0.0, 1.0, 2.0, 3.0]]
+        assert x.index_select(1, ember.tensor([3, 0])).tolist() == [[3.0, 0.0], [7.0, 4.0], [11.0, 8.0]]
+    with pytest.raises(IndexError, match="out of bounds"):  # the cpu kernels check for themselves
+        x.gather(1, ember.tensor([[0, 7], [0, 0], [0, 0]]))

@@ -5,6 +5,7 @@ import pytest
 import ember
 from ember.testing.suite.test_01_runtime import *  # noqa: F401,F403
 from ember.testing.suite.test_02_views import *  # noqa: F401,F403
+from ember.testing.suite.test_02b_storage import *  # noqa: F401,F403
 from ember.testing.suite.test_03_primitives import *  # noqa: F401,F403
 from ember.testing.suite.test_04_composites import *  # noqa: F401,F403
 from ember.testing.suite.test_04b_hypothesis import *  # noqa: F401,F403

@@ -161,6 +161,10 @@ class Backend:
     }
     #: test-id substring -> reason, for the conformance suite
     known_failures: dict = {}
+    #: True: index and integer-division errors are detected by the kernels on the device and raised
+    #: at the next host observation (synchronize, to_numpy...), so the core skips its own host-side
+    #: index checks (which wait for the device); see docs/backends.md, "Errors a kernel raises"
+    deferred_errors: bool = False
 
     def __init__(self) -> None:
         self.kernels: dict = KernelTable(self.KERNELS)

@@ -42,6 +42,8 @@ def copy_(self: Tensor, src, non_blocking: bool = False) -> Tensor:
             raise RuntimeError(
                 f"copy_: the source of shape {list(src._shape)} can't be broadcast to the destination's shape "
                 f"{list(self._shape)}")
+    if src._storage is self._storage and src is not self:
+        _check_partial_overlap(self, src)
     dev = self._device
     if src._device is not dev and src._device._backend is not dev._backend:
         src = to_copy(src, src._dtype, dev)  # across backends through the host
@@ -53,6 +55,21 @@ def copy_(self: Tensor, src, non_blocking: bool = False) -> Tensor:
     dev._kernels["copy_"](self, src)
     self._version[0] += 1
     return self
+
+
+def _check_partial_overlap(dst: Tensor, src: Tensor) -> None:
+    """PyTorch's refusal of a copy between two different views of overlapping memory (the result
+    would depend on the order the elements are copied in; backends differ). Like PyTorch's check,
+    it judges contiguous views; the same memory copied onto itself is allowed."""
+    if not (dst.is_contiguous() and src.is_contiguous()):
+        return
+    nd, ns = dst.numel() * dst._dtype.itemsize, src.numel() * src._dtype.itemsize
+    d0, s0 = dst._offset * dst._dtype.itemsize, src._offset * src._dtype.itemsize
+    if nd and ns and (d0, nd) != (s0, ns) and d0 < s0 + ns and s0 < d0 + nd:
+        raise RuntimeError(
+            f"copy_: unsupported operation: some elements of the input tensor and the written-to tensor refer to a "
+            f"single memory location ({U.desc(src)} into {U.desc(dst)}). Please clone() the tensor before performing "
+            "the operation.")
 
 
 _FILL = register_op("fill_", group="memory", differentiable=False)

@@ -1,6 +1,7 @@
 """The whole conformance suite on device type ``cuda`` (backend cuda_cupy over the fake cupy)."""
 from ember.testing.suite.test_01_runtime import *  # noqa: F401,F403
 from ember.testing.suite.test_02_views import *  # noqa: F401,F403
+from ember.testing.suite.test_02b_storage import *  # noqa: F401,F403
 from ember.testing.suite.test_03_primitives import *  # noqa: F401,F403
 from ember.testing.suite.test_04_composites import *  # noqa: F401,F403
 from ember.testing.suite.test_04b_hypothesis import *  # noqa: F401,F403

@@ -68,9 +68,13 @@ def _index_arg(index, op: str, dev, what: str = "index") -> Tensor:
 
 def check_bounds(idx: Tensor, size: int, op: str, dim: int, allow_negative: bool) -> Tensor:
     """Wrap negative indices (when allowed) and refuse out-of-range ones with
-    :class:`~ember.backend.IndexOutOfRangeError` (an IndexError and a RuntimeError)."""
+    :class:`~ember.backend.IndexOutOfRangeError` (an IndexError and a RuntimeError). A backend
+    declaring ``deferred_errors`` gets the negative indices wrapped on the device and no host-side
+    check (which would wait for the device): its kernels report an index out of range."""
     if idx.numel() == 0:
         return idx
+    if idx._device._backend.deferred_errors:
+        return PW.where(CMP.lt(idx, 0), A.add(idx, size), idx) if allow_negative else idx
     lo = int(R.amin(idx).item())
     hi = int(R.amax(idx).item())
     lim_lo = -size if allow_negative else 0

@@ -263,3 +263,18 @@ def test_out_argument_tuples_and_refusals(device):
     wide = ember.empty(3, 4, dtype=ember.float64, device=device)  # a wider out dtype is fine
     ember.add(x, 1.0, out=wide)
     np.testing.assert_allclose(wide.numpy(force=True), x.numpy(force=True) + 1.0, rtol=1e-6)
+
+
+def test_copies_between_overlapping_views_are_refused(device):
+    """As PyTorch: a copy between two different views of overlapping memory is refused (its result
+    would depend on the copy order); disjoint views of one storage, and a tensor onto itself, copy."""
+    a = ember.arange(6, dtype=ember.float32, device=device)
+    with pytest.raises(RuntimeError, match="single memory location"):
+        a[1:].copy_(a[:-1])
+    with pytest.raises(RuntimeError, match="single memory location"):
+        a[2:] = a[:4]
+    assert a.tolist() == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
+    a[:3].copy_(a[3:])
+    a.copy_(a)
+    a[:] = a
+    assert a.tolist() == [3.0, 4.0, 5.0, 3.0, 4.0, 5.0]
