@@ -1,9 +1,10 @@
 """The guides' examples work. docs/plugins.md is enough to write working plugins: its example
 files are written into a fresh folder outside this repository, pip-installed into a new virtual
 environment that sees this environment's packages (the core, cpu_numpy, pip, setuptools, pytest)
-but not this checkout, and used there: the optimizer as ``ember.optim.Lion``, the op as ``ember.ops.squareplus`` (with its
-kernel and layer), and the guide's own tests pass. The python blocks of docs/plugins.md and
-docs/backends.md run in order in one namespace (the toy backend of the latter included)."""
+but not this checkout, and used there: the optimizer as ``ember.optim.Lion``, the op as
+``ember.ops.squareplus`` (with its kernel and layer), and the guide's own tests pass. The python
+blocks of docs/plugins.md and docs/backends.md run in order in one namespace (the toy backend of
+the latter included)."""
 import os
 import re
 import site
