@@ -78,22 +78,28 @@ def _index_result_shape(shape, adv, idx, consecutive):
 
 # -- index: x[indices] --------------------------------------------------------------------------------
 
+def _linear_index(x, indices, opname):
+    """The advanced dims of ``x`` flattened into one: returns (adv, idx, rest, lin, n) where
+    ``adv`` are the indexed dims, ``idx`` the broadcast index shape, ``rest`` the other dims,
+    ``lin`` the row-major position of each indexed element among the ``n`` positions of the
+    indexed dims (what indexes ``x.permute(adv + rest).reshape(n, *rest)``)."""
+    adv = [i for i, t in enumerate(indices) if t is not None]
+    idx = U.broadcast_all([indices[i]._shape for i in adv], opname)
+    rest = [i for i in range(x.dim()) if i not in adv]
+    lin = None
+    n = 1
+    for i in reversed(adv):
+        t = indices[i].expand(idx)
+        lin = t * n if lin is None else lin + t * n
+        n *= x._shape[i]
+    return adv, idx, rest, lin, n
+
+
 def _index_decomp(x, indices):
     """``x[indices]`` where ``indices`` holds an int64 tensor or None per leading dim."""
-    adv = [i for i, t in enumerate(indices) if t is not None]
-    idx = U.broadcast_all([indices[i]._shape for i in adv], "index")
-    rest = [i for i in range(x.dim()) if i not in adv]
-    xp = x.permute(adv + rest)
-    sizes = [x._shape[i] for i in adv]
-    lin = None
-    mult = 1
-    for i, s in zip(reversed(adv), reversed(sizes)):
-        t = indices[i].expand(idx)
-        lin = t * mult if lin is None else lin + t * mult
-        mult *= s
-    n = mult
+    adv, idx, rest, lin, n = _linear_index(x, indices, "index")
     rshape = tuple(x._shape[i] for i in rest)
-    flat = xp.reshape((n,) + rshape)
+    flat = x.permute(adv + rest).reshape((n,) + rshape)
     r = SG.index_select(flat, 0, lin.reshape(-1)).reshape(idx + rshape)
     consecutive = adv == list(range(adv[0], adv[0] + len(adv)))
     if consecutive and adv[0] > 0:
@@ -121,16 +127,7 @@ def index(input, indices):
 # -- index_put: x[indices] = values ------------------------------------------------------------------
 
 def _index_put_decomp(x, indices, values, accumulate):
-    adv = [i for i, t in enumerate(indices) if t is not None]
-    idx = U.broadcast_all([indices[i]._shape for i in adv], "index_put")
-    rest = [i for i in range(x.dim()) if i not in adv]
-    sizes = [x._shape[i] for i in adv]
-    lin = None
-    mult = 1
-    for i, s in zip(reversed(adv), reversed(sizes)):
-        t = indices[i].expand(idx)
-        lin = t * mult if lin is None else lin + t * mult
-        mult *= s
+    adv, idx, rest, lin, mult = _linear_index(x, indices, "index_put")
     rshape = tuple(x._shape[i] for i in rest)
     consecutive = adv == list(range(adv[0], adv[0] + len(adv)))
     # values are laid out as x[indices] is: move the index dims first to match the flat layout
