@@ -95,6 +95,51 @@ def test_bfloat16_params_take_the_decomposition_inside_the_kernel():
         np.testing.assert_array_equal(a, b)
 
 
+@pytest.mark.parametrize("name,kw", CASES, ids=[f"{n}-{i}" for i, (n, _) in enumerate(CASES)])
+def test_runs_of_a_few_elements_are_bit_identical(name, kw, monkeypatch):
+    kernel_group = ember._devices.cpu()._kernels["_fused_adam_"].__self__  # SGD's too: one group
+    monkeypatch.setattr(kernel_group, "block", 7)  # (4, 6) is 24 elements: runs of 7, 7, 7 and 3
+    fused, _ = trajectory(name, {**kw, "fused": True}, ember.float32)
+    plain, _ = trajectory(name, {**kw, "foreach": False}, ember.float32)
+    for f, p in zip(fused, plain):
+        for a, b in zip(f, p):
+            np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("name,kw", [("SGD", dict(lr=0.1, momentum=0.9, nesterov=True)),
+                                     ("Adam", dict(lr=0.05, maximize=True))])
+def test_non_contiguous_parameter(name, kw, monkeypatch):
+    kernel_group = ember._devices.cpu()._kernels["_fused_adam_"].__self__
+    monkeypatch.setattr(kernel_group, "block", 4)
+    results = []
+    for fused in (True, False):
+        w = ember.tensor(MLP_INIT[0], dtype=ember.float32).t().detach().requires_grad_()  # (6, 4), transposed
+        assert not w.is_contiguous()
+        opt = getattr(optim, name)([w], **kw, fused=fused)
+        for _ in range(3):
+            opt.zero_grad()
+            (w.sin() * ember.arange(4.0)).sum().backward()
+            opt.step()
+        results.append(w.detach().numpy())
+    np.testing.assert_array_equal(results[0], results[1])
+
+
+@pytest.mark.parametrize("name,kw", [("SGD", dict(lr=0.1, momentum=0.9)), ("Adam", dict(lr=0.05, amsgrad=True))])
+def test_zero_dim_parameters(name, kw):
+    results = []
+    for fused in (True, False):
+        scale = ember.tensor(1.5, requires_grad=True)  # a 0-d parameter, as a learnable temperature is
+        opt = getattr(optim, name)([scale], **kw, fused=fused)
+        for _ in range(3):
+            opt.zero_grad()
+            (scale * scale - 2.0).abs().backward()
+            opt.step()
+        results.append(scale.detach().numpy())
+    assert results[0].shape == ()
+    np.testing.assert_array_equal(results[0], results[1])
+    assert results[0] != 1.5
+
+
 def test_kernel_bumps_version_counters():
     w = ember.tensor([1.0, 2.0], requires_grad=True)
     opt = optim.SGD([w], lr=0.1, momentum=0.9, fused=True)

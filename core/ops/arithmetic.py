@@ -318,14 +318,19 @@ def _check_addcdiv(t1, t2):
                            "integer inputs and as (input + value * tensor1 / tensor2) for float inputs.")
 
 
+def _scaled_quotient(tensor1, tensor2, value):
+    # (value * t1) / t2 in that order, as PyTorch's kernel rounds: optimizers call addcdiv every
+    # step, and (t1 / t2) * value differs by an ulp in a third of the elements, which compounds
+    return div(mul(tensor1, value) if value != 1 else tensor1, tensor2)
+
+
 def _addcmul_inplace(self, tensor1, tensor2, *, value=1):
     return add_(self, mul(mul(tensor1, tensor2), value) if value != 1 else mul(tensor1, tensor2))
 
 
 def _addcdiv_inplace(self, tensor1, tensor2, *, value=1):
     _check_addcdiv(tensor1, tensor2)
-    q = div(tensor1, tensor2)
-    return add_(self, mul(q, value) if value != 1 else q)
+    return add_(self, _scaled_quotient(tensor1, tensor2, value))
 
 
 @composite("addcmul", inplace=_addcmul_inplace)
@@ -338,8 +343,7 @@ def addcmul(input, tensor1, tensor2, *, value=1):
 def addcdiv(input, tensor1, tensor2, *, value=1):
     """``input + value * tensor1 / tensor2``."""
     _check_addcdiv(tensor1, tensor2)
-    q = div(tensor1, tensor2)
-    return add(input, mul(q, value) if value != 1 else q)
+    return add(input, _scaled_quotient(tensor1, tensor2, value))
 
 
 addcmul_, addcdiv_ = addcmul.inplace, addcdiv.inplace

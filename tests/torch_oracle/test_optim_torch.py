@@ -63,8 +63,12 @@ def test_trajectory_matches_torch(name, kw, precision):
     for k in range(8):
         step_both(eo, to, ep, tp, prob, de, dt)
         for a, b in zip(ep, tp):
-            np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=rtol, atol=rtol * 1e-2,
-                                       err_msg=f"step {k + 1}")
+            b = b.detach().numpy()
+            # float32: PyTorch's kernels fuse multiply-adds (addcmul, lerp) and its BLAS sums in
+            # another order, so an element that cancels towards 0 keeps the few-ulp error of the
+            # tensor's larger elements (measured: at most 2.5 ulps of the largest after 8 steps)
+            atol = rtol * 1e-2 if precision == "float64" else 8 * np.finfo(np.float32).eps * np.abs(b).max()
+            np.testing.assert_allclose(a.detach().numpy(), b, rtol=rtol, atol=atol, err_msg=f"step {k + 1}")
 
 
 @pytest.mark.parametrize("ls", [None, "strong_wolfe"])

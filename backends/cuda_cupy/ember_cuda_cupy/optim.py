@@ -12,6 +12,8 @@ from ember_cpu_numpy.kernels import Optim
 class CudaOptim(Optim):
     """``_fused_sgd_`` and ``_fused_adam_`` over cupy, step counters on the host or the GPU."""
 
+    block = None  # whole arrays: one kernel launch per pass
+
     def count_step(self, t) -> float:
         """Add one to a step counter and return it: on the host for a cpu tensor (no GPU wait), else
         on the GPU (one read back per step)."""

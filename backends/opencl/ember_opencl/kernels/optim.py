@@ -116,7 +116,7 @@ def _adam_src(t, flags):
               f"  {c} vv = eq[iv]; vv = vv * b2 + (1 - b2) * (g * g); eq[iv] = vv;"]
     if amsgrad:
         lines.append(f"  {c} vm = mx[ix]; vm = vm > vv ? vm : vv; mx[ix] = vm; vv = vm;")
-    lines += ["  p[ip] = pv + (-ss) * (mv / (sqrt(vv) / bc2 + eps));", "}"]
+    lines += ["  p[ip] = pv + ((-ss) * mv) / (sqrt(vv) / bc2 + eps);", "}"]
     return "\n".join(lines) + "\n", "adam"
 
 
