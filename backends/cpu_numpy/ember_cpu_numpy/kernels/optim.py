@@ -5,8 +5,8 @@ Each kernel updates a whole parameter group in place, with scratch buffers of on
 parameter run by run so that its arrays stay in cache through all the passes of the update. The
 arithmetic is the decomposition's (:mod:`ember.ops.optim`), operation for operation and in the same
 rounding order, so the fused and the plain paths give bit-identical trajectories; 16-bit floats
-(which ember computes op by op in float32) take the decomposition itself. A backend that keeps step counters elsewhere (cuda_cupy counts them on the
-host) overrides :meth:`Optim.count_step`.
+(which ember computes op by op in float32) take the decomposition itself. A backend that keeps
+step counters elsewhere (cuda_cupy counts them on the host) overrides :meth:`Optim.count_step`.
 """
 from __future__ import annotations
 
