@@ -40,12 +40,11 @@ class OpDef:
     """
 
     __slots__ = ("name", "fn", "inplace_fn", "meta", "decomposition", "backward", "saves", "save_output",
-                 "differentiable", "composite", "result", "method", "aliases", "group", "node_name", "plugin",
-                 "doc")
+                 "differentiable", "composite", "result", "method", "group", "node_name", "plugin", "doc")
 
     def __init__(self, name, fn=None, meta=None, decomposition=None, backward=None, saves=ALL,
                  save_output=False, differentiable=None, group="", plugin="", doc="", composite=False,
-                 result=None, method=False, aliases=()):
+                 result=None, method=False):
         self.name = name
         self.fn = fn
         self.inplace_fn = None
@@ -59,7 +58,6 @@ class OpDef:
         self.composite = composite
         self.result = result
         self.method = method
-        self.aliases = tuple(aliases)
         self.group = group
         self.node_name = "".join(p[:1].upper() + p[1:] for p in name.strip("_").split("_")) + "Backward0"
         self.plugin = plugin
@@ -94,7 +92,7 @@ def tensors_in(args) -> list:
 
 def register_op(name: str, fn: Callable | None = None, *, meta=None, decomposition=None, backward=None,
                 saves=ALL, save_output=False, differentiable=None, group="", plugin="", doc="", composite=False,
-                result=None, method=False, aliases=(), replace=False) -> OpDef:
+                result=None, method=False, replace=False) -> OpDef:
     """Enter an op into :data:`OPS` (the low-level step of :func:`ember.ops.declare.defop`, which
     also builds the front ends). ``backward(ctx, grad)`` returns one gradient per tensor input
     (None where not needed: ``ctx.needs_input_grad[i]``), reading ``ctx.args`` (the kernel
@@ -105,7 +103,7 @@ def register_op(name: str, fn: Callable | None = None, *, meta=None, decompositi
     if name in OPS and not replace:
         raise ValueError(f"op {name!r} is already registered (by {OPS[name].plugin or 'ember'})")
     op = OpDef(name, fn, meta, decomposition, backward, saves, save_output, differentiable, group, plugin,
-               doc or (fn.__doc__ if fn is not None and fn.__doc__ else ""), composite, result, method, aliases)
+               doc or (fn.__doc__ if fn is not None and fn.__doc__ else ""), composite, result, method)
     OPS[name] = op
     return op
 
