@@ -101,28 +101,20 @@ def viewop(name: str, geometry=None, *, backward, inplace=False, method=True, do
                                 module=module or _caller_module(), plugin=plugin, replace=replace)
     op = register_op(name, meta=geometry, backward=backward, saves=(), group="view", plugin=plugin,
                      doc=doc or geometry.__doc__ or "", method=method, replace=replace)
+    module = module or _caller_module()
     params = list(inspect.signature(geometry).parameters.values())
     parts, call, kwdefaults = _param_source(params)
     ns = {"_body": geometry, "_op": op, "_make_view": make_view, "W": W}
-    name_ = op.name
-    src = (f"def {name_}({_defn(parts, False)}):\n    g = _body({call})\n"
+    src = (f"def {name}({_defn(parts, False)}):\n    g = _body({call})\n"
            "    return _make_view(_op, *g) if g.__class__ is tuple else g\n")
-    fn = _build(src, ns, name_, geometry, module or _caller_module(), kwdefaults, op.doc)
-    fn.op = op
-    fn.inplace = None
-    op.fn = fn
+    fn = _attach(op, _build(src, ns, name, geometry, module, kwdefaults, op.doc))
     if inplace:
         ns["_front"] = fn
-        first = params[0].name
-        iparts = [("self" + p[len(first):], k) if i == 0 else (p, k) for i, (p, k) in enumerate(parts)]
-        icall = "self" + call[len(first):]
-        isrc = (f"def {name_}_({_defn(iparts, False)}):\n"
-                f"    return W.become_view(self, _front({icall}), {name_ + '_'!r})\n")
-        ifn = _build(isrc, ns, name_ + "_", geometry, module or _caller_module(), kwdefaults,
-                     f"In-place :func:`{name_}`: ``self`` becomes the view.")
-        ifn.op = op
-        ifn.inplace = None
-        op.inplace_fn = fn.inplace = ifn
+        iparts, icall = _self_first(parts, call, params[0].name)
+        isrc = (f"def {name}_({_defn(iparts, False)}):\n"
+                f"    return W.become_view(self, _front({icall}), {name + '_'!r})\n")
+        _attach(op, _build(isrc, ns, name + "_", geometry, module, kwdefaults,
+                           f"In-place :func:`{name}`: ``self`` becomes the view."), fn)
     return fn
 
 
@@ -158,15 +150,12 @@ def _fronts(op, body, is_composite: bool, with_out: bool, inplace, exact: bool, 
     else:
         fn = _build(f"def {name}({_defn(parts, False)}):\n{run}    return r\n", ns, name, body, module, kwdefaults,
                     op.doc)
-    fn.op = op
-    fn.inplace = None
-    op.fn = fn
+    _attach(op, fn)
     if inplace:
         if not params or params[0].kind not in (params[0].POSITIONAL_ONLY, params[0].POSITIONAL_OR_KEYWORD):
             raise TypeError(f"op {op.name!r}: an in-place form needs a first positional tensor argument")
         iname = name + "_"
-        iparts = [("self" + p[len(params[0].name):], k) if i == 0 else (p, k) for i, (p, k) in enumerate(parts)]
-        icall = "self" + call[len(params[0].name):]
+        iparts, icall = _self_first(parts, call, params[0].name)
         if callable(inplace):
             ns["_ibody"] = inplace
             line = f"_ibody({icall})"
@@ -174,12 +163,27 @@ def _fronts(op, body, is_composite: bool, with_out: bool, inplace, exact: bool, 
             line = f"W.write_back(self, _body({icall}), {iname!r}, _exact)"
         else:
             line = f"W.inplace(_op, self, _body({icall}), {iname!r}, _exact)"
-        ifn = _build(f"def {iname}({_defn(iparts, False)}):\n    return {line}\n", ns, iname, body, module,
-                     kwdefaults, f"In-place :func:`{name}` (``self`` keeps its dtype and shape).")
-        ifn.op = op
-        ifn.inplace = None
-        op.inplace_fn = fn.inplace = ifn
+        _attach(op, _build(f"def {iname}({_defn(iparts, False)}):\n    return {line}\n", ns, iname, body, module,
+                           kwdefaults, f"In-place :func:`{name}` (``self`` keeps its dtype and shape)."), fn)
     return fn
+
+
+def _attach(op, generated, front=None):
+    """Make ``generated`` the op's front end, or (given ``front``) its in-place form; returns it."""
+    generated.op = op
+    generated.inplace = None
+    if front is None:
+        op.fn = generated
+    else:
+        op.inplace_fn = front.inplace = generated
+    return generated
+
+
+def _self_first(parts, call: str, first: str):
+    """``parts`` and ``call`` (see :func:`_param_source`) with the first parameter named ``self``,
+    for an in-place form."""
+    return ([("self" + p[len(first):], k) if i == 0 else (p, k) for i, (p, k) in enumerate(parts)],
+            "self" + call[len(first):])
 
 
 def _param_source(params):
