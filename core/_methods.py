@@ -78,19 +78,13 @@ def _operator(op, meta, reflected: bool = False):
     return method
 
 
-def _reflected(fn):
+def _number_operator(fn, reflected=False):
+    """An operator through the front end ``fn`` (``//``, ``%``, ``**``, shifts): anything but a
+    tensor or a number gives NotImplemented."""
     def method(self, other):
         if not isinstance(other, Tensor) and not U.is_scalar(other):
             return NotImplemented
-        return fn(other, self)
-    return method
-
-
-def _forward(fn):
-    def method(self, other):
-        if not isinstance(other, Tensor) and not U.is_scalar(other):
-            return NotImplemented
-        return fn(self, other)
+        return fn(other, self) if reflected else fn(self, other)
     return method
 
 
@@ -502,8 +496,8 @@ def install() -> None:
     T.__itruediv__ = A.div_
     for name, fn in (("floordiv", ops.floor_divide), ("mod", ops.remainder), ("pow", ops.pow),
                      ("lshift", ops.bitwise_left_shift), ("rshift", ops.bitwise_right_shift)):
-        setattr(T, f"__{name}__", _forward(fn))
-        setattr(T, f"__r{name}__", _reflected(fn))
+        setattr(T, f"__{name}__", _number_operator(fn))
+        setattr(T, f"__r{name}__", _number_operator(fn, reflected=True))
         setattr(T, f"__i{name}__", fn.inplace)
     T.__matmul__ = _tensor_only(ops.matmul)
     T.__rmatmul__ = _tensor_only(ops.matmul, reflected=True)
