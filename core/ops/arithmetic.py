@@ -143,20 +143,22 @@ div_operands = binary_meta("div", FLOATOP)
 _DIV = div.op
 
 
+def _sign_differs(r, b):
+    """Where the truncated remainder ``r`` (``fmod``) is non-zero with the sign opposite to the
+    divisor ``b``'s: there floor division is one below truncation, and python's ``%`` is ``r + b``."""
+    b_neg = CMP.lt(b, 0) if isinstance(b, Tensor) else (b < 0)
+    return CMP.logical_and(CMP.ne(r, 0), CMP.ne(CMP.lt(r, 0), b_neg))
+
+
 def _floor_div_decomp(a, b):
     if (a._dtype if isinstance(a, Tensor) else b._dtype).category != _FLOAT:
         dev = a._device if isinstance(a, Tensor) else b._device
         q = dispatch(_DIV, dev, (a, b), ())  # truncated
-        r = fmod(a, b)
-        b_neg = CMP.lt(b, 0) if isinstance(b, Tensor) else (b < 0)
-        adjust = CMP.logical_and(CMP.ne(r, 0), CMP.ne(CMP.lt(r, 0), b_neg))
-        return sub(q, adjust.to(q._dtype))
+        return sub(q, _sign_differs(fmod(a, b), b).to(q._dtype))
     # python's float floor division: (a - fmod(a, b)) / b, corrected
     mod = fmod(a, b)
     d = div(sub(a, mod), b)
-    b_neg = CMP.lt(b, 0) if isinstance(b, Tensor) else (b < 0)
-    fix = CMP.logical_and(CMP.ne(mod, 0), CMP.ne(b_neg, CMP.lt(mod, 0)))
-    d = PW.where(fix, sub(d, 1.0), d)
+    d = PW.where(_sign_differs(mod, b), sub(d, 1.0), d)
     fl = UN.floor(d)
     fl = PW.where(CMP.gt(sub(d, fl), 0.5), add(fl, 1.0), fl)
     if not isinstance(b, Tensor):
@@ -186,9 +188,7 @@ fmod_ = fmod.inplace
 
 def _remainder_decomp(a, b):
     r = fmod(a, b)
-    b_neg = CMP.lt(b, 0) if isinstance(b, Tensor) else (b < 0)
-    fix = CMP.logical_and(CMP.ne(r, 0), CMP.ne(CMP.lt(r, 0), b_neg))
-    return PW.where(fix, add(r, b), r)
+    return PW.where(_sign_differs(r, b), add(r, b), r)
 
 
 remainder = binary("remainder", ARITH, lambda g, a, b: g, lambda g, a, b: -g * floor_divide(a, b),
@@ -244,10 +244,8 @@ fmin = binary("fmin", ARITH, _fmin_a, _fmin_b, decomposition=_fmin_decomp, doc="
 # -- pow ----------------------------------------------------------------------------------------
 
 def _pow_a(g, a, b):
-    if isinstance(b, (int, float)):
-        if b == 0:
-            return g * 0.0
-        return g * b * pow(a, b - 1)
+    if isinstance(b, (int, float)) and b == 0:
+        return g * 0.0
     return g * b * pow(a, b - 1)
 
 
@@ -324,8 +322,12 @@ def _scaled_quotient(tensor1, tensor2, value):
     return div(mul(tensor1, value) if value != 1 else tensor1, tensor2)
 
 
+def _scaled_product(tensor1, tensor2, value):
+    return mul(mul(tensor1, tensor2), value) if value != 1 else mul(tensor1, tensor2)
+
+
 def _addcmul_inplace(self, tensor1, tensor2, *, value=1):
-    return add_(self, mul(mul(tensor1, tensor2), value) if value != 1 else mul(tensor1, tensor2))
+    return add_(self, _scaled_product(tensor1, tensor2, value))
 
 
 def _addcdiv_inplace(self, tensor1, tensor2, *, value=1):
@@ -336,7 +338,7 @@ def _addcdiv_inplace(self, tensor1, tensor2, *, value=1):
 @composite("addcmul", inplace=_addcmul_inplace)
 def addcmul(input, tensor1, tensor2, *, value=1):
     """``input + value * tensor1 * tensor2``."""
-    return add(input, mul(mul(tensor1, tensor2), value) if value != 1 else mul(tensor1, tensor2))
+    return add(input, _scaled_product(tensor1, tensor2, value))
 
 
 @composite("addcdiv", inplace=_addcdiv_inplace)
