@@ -123,13 +123,8 @@ def clamp(input, min=None, max=None):
     x = U.tensor_arg(input, "clamp")
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
-    if isinstance(min, Tensor) or isinstance(max, Tensor):
-        r = x
-        if min is not None:
-            r = A.maximum(r, min)
-        if max is not None:
-            r = A.minimum(r, max)
-        return None, r, None
+    if isinstance(min, Tensor) or isinstance(max, Tensor):  # broadcast bounds: maximum/minimum promote and record
+        return None, _clamp_decomp(x, min, max), None
     ct = D.result_type(x, *(v for v in (min, max) if v is not None))
     if ct is not x._dtype:
         x = x.to(ct)
