@@ -30,6 +30,18 @@ def tensor_arg(x, op: str, what: str = "input", position: int = 1) -> Tensor:
     return x
 
 
+_INT_RANGES = {dt: (D.iinfo(dt).min, D.iinfo(dt).max) for dt in D.INT_DTYPES}
+
+
+def int_in_range(v: int, dtype, op: str) -> int:
+    """``v`` if integer ``dtype`` holds it, else RuntimeError: a python number never wraps
+    around silently (see docs/differences.md)."""
+    lo, hi = _INT_RANGES[dtype]
+    if v < lo or v > hi:
+        raise RuntimeError(f"{op}: value {v} cannot be converted to type {dtype.name} without overflow")
+    return v
+
+
 def scalar_value(v, dtype, op: str):
     """A python scalar converted for an op computing in ``dtype`` (refusing integer overflow)."""
     cat = dtype.category
@@ -38,12 +50,7 @@ def scalar_value(v, dtype, op: str):
     if cat == _INT:
         if isinstance(v, float):
             return v  # only reached for ops that allow it (e.g. pow with a float exponent)
-        v = int(v)
-        if dtype is not D.int64:
-            info = D.iinfo(dtype)
-            if v < info.min or v > info.max:
-                raise RuntimeError(f"{op}: value {v} cannot be converted to type {dtype.name} without overflow")
-        return v
+        return int_in_range(int(v), dtype, op)
     return bool(v)
 
 

@@ -115,7 +115,9 @@ def zero_(self: Tensor) -> Tensor:
 
 
 def scalar_for(value, dtype, op):
-    """Convert a python scalar to the python type matching ``dtype``."""
+    """Convert a python scalar to the python type matching ``dtype`` (the value a fill writes:
+    a float truncates into an integer dtype; out of the dtype's range raises, as
+    :func:`~ember.ops._args.scalar_value`)."""
     cat = dtype.category
     if cat == D._FLOAT:
         return float(value)
@@ -123,8 +125,8 @@ def scalar_for(value, dtype, op):
         if isinstance(value, float):
             if value != value or value in (float("inf"), float("-inf")):
                 raise RuntimeError(f"{op}: value cannot be converted to type {dtype.name} without overflow")
-            return int(value)
-        return int(value)
+            value = int(value)
+        return U.int_in_range(int(value), dtype, op)
     return bool(value)
 
 

@@ -73,6 +73,17 @@ def test_python_scalars_out_of_the_dtype_range_are_refused(device):
         ember.tensor([1], dtype=u8, device=device) + 300
     with pytest.raises(RuntimeError, match="overflow"):
         ember.tensor([1], dtype=i8, device=device) * -1000
+    with pytest.raises(RuntimeError, match="overflow"):
+        ember.tensor([1], device=device) + 2 ** 63  # int64's range too
+    # the values fills write, as PyTorch refuses them (not the array library's own error)
+    for fill in (lambda: ember.zeros(2, dtype=i8, device=device).fill_(300),
+                 lambda: ember.full((2,), -2 ** 63 - 1, dtype=i64, device=device),
+                 lambda: ember.zeros(2, dtype=u8, device=device).fill_(1e30),
+                 lambda: ember.zeros(3, dtype=i8, device=device).masked_fill(ember.tensor([True, False, True],
+                                                                                        device=device), 128)):
+        with pytest.raises(RuntimeError, match="overflow"):
+            fill()
+    assert ember.zeros(2, dtype=i8, device=device).fill_(-128.7).tolist() == [-128, -128]  # truncates, in range
     # a bound beyond the dtype's range clamps nothing (PyTorch would wrap -1 to 255 for uint8)
     assert ember.clamp(ember.tensor([1, 5], dtype=u8, device=device), -1, 3).tolist() == [1, 3]
 
