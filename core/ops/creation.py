@@ -36,10 +36,22 @@ def _resolve_device(device):
     return _devices.canonical(device)
 
 
-def _finish(t: Tensor, requires_grad: bool) -> Tensor:
+def _finish(t: Tensor, requires_grad: bool, out: Tensor | None = None) -> Tensor:
+    """A creation op's result: written into ``out`` when given, else ``t`` (requiring grad when
+    asked)."""
+    if out is not None:
+        return write_out(out, t, "out")
     if requires_grad:
         t.requires_grad_(True)
     return t
+
+
+def _allocate(shape, dtype, device, op) -> Tensor:
+    """An uninitialised tensor for a creation op (default dtype and device when None)."""
+    dt = D.get_default_dtype() if dtype is None else D.to_dtype(dtype)
+    dev = _resolve_device(device)
+    dev._backend.check_dtype(dt, op)
+    return dev._backend.empty(shape, dt, dev)
 
 
 def from_host(arr: np.ndarray, dtype, dev) -> Tensor:
@@ -174,36 +186,25 @@ def _shape_args(size, op):
 def empty(*size, dtype=None, device=None, requires_grad=False, out=None, pin_memory=False, memory_format=None,
           layout=None) -> Tensor:
     """An uninitialised tensor of ``size``."""
-    shape = _shape_args(size, "empty")
-    dt = D.get_default_dtype() if dtype is None else D.to_dtype(dtype)
-    dev = _resolve_device(device)
-    dev._backend.check_dtype(dt, "empty")
-    t = dev._backend.empty(shape, dt, dev)
-    if out is not None:
-        return _into_out(out, t)
-    return _finish(t, requires_grad)
+    return _finish(_allocate(_shape_args(size, "empty"), dtype, device, "empty"), requires_grad, out)
 
 
 def _filled(shape, value, dtype, device, op):
-    dt = D.get_default_dtype() if dtype is None else D.to_dtype(dtype)
-    dev = _resolve_device(device)
-    be = dev._backend
-    be.check_dtype(dt, op)
-    t = be.empty(shape, dt, dev)
-    dev._kernels["fill_"](t, CP.scalar_for(value, dt, op))
+    t = _allocate(shape, dtype, device, op)
+    t._device._kernels["fill_"](t, CP.scalar_for(value, t._dtype, op))
     return t
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None, pin_memory=False) -> Tensor:
     """A tensor of zeros."""
     t = _filled(_shape_args(size, "zeros"), 0, dtype, device, "zeros")
-    return _into_out(out, t) if out is not None else _finish(t, requires_grad)
+    return _finish(t, requires_grad, out)
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None, pin_memory=False) -> Tensor:
     """A tensor of ones."""
     t = _filled(_shape_args(size, "ones"), 1, dtype, device, "ones")
-    return _into_out(out, t) if out is not None else _finish(t, requires_grad)
+    return _finish(t, requires_grad, out)
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=None, layout=None,
@@ -214,7 +215,7 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=
     if dtype is None:
         dtype = D.scalar_dtype(fill_value)
     t = _filled(_shape_args((size,), "full"), fill_value, dtype, device, "full")
-    return _into_out(out, t) if out is not None else _finish(t, requires_grad)
+    return _finish(t, requires_grad, out)
 
 
 def _like(input, dtype, device):
@@ -295,7 +296,7 @@ def arange(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=
     else:
         arr = np.arange(n, dtype=np.float64) * step + start
     t = from_host(arr.astype(dt.np), dt, _resolve_device(device))
-    return _into_out(out, t) if out is not None else _finish(t, requires_grad)
+    return _finish(t, requires_grad, out)
 
 
 def range_(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -318,7 +319,7 @@ def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad=F
     if dt.category == D._INT:
         arr = np.trunc(arr)
     t = from_host(arr.astype(dt.np), dt, _resolve_device(device))
-    return _into_out(out, t) if out is not None else _finish(t, requires_grad)
+    return _finish(t, requires_grad, out)
 
 
 def logspace(start, end, steps: int, base: float = 10.0, *, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -338,11 +339,8 @@ def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad=
     t = _filled((n, m), 0, dt, device, "eye")
     if n and m:
         t._device._kernels["fill_"](V.diagonal(t), 1 if dt.category != D._FLOAT else 1.0)
-    return _into_out(out, t) if out is not None else _finish(t, requires_grad)
+    return _finish(t, requires_grad, out)
 
-
-def _into_out(out: Tensor, t: Tensor) -> Tensor:
-    return write_out(out, t, "out")
 
 
 def legacy_new(cls, args, device, dtype):

@@ -7,6 +7,7 @@ built from them. Sequences are reproducible per seed and backend, not bit-identi
 from __future__ import annotations
 
 import math
+import secrets
 import threading
 
 from .. import _devices
@@ -14,7 +15,6 @@ from .. import _dtype as D
 from .. import _plugins
 from .._tensor import Tensor
 from . import _args as U
-from .registry import register_op
 from . import arithmetic as A
 from . import comparison as CMP
 from . import creation as CR
@@ -23,7 +23,7 @@ from . import pointwise as PW
 from . import reduction as R
 from . import unary as UN
 from . import writes as W
-import secrets
+from .registry import register_op
 
 __all__ = ["bernoulli", "multinomial", "normal", "poisson", "rand", "rand_like", "randint", "randint_like", "randn",
            "randn_like", "randperm", "Generator", "manual_seed", "seed", "initial_seed", "get_rng_state",
@@ -175,43 +175,22 @@ def _fill(op, t, a, b, generator):
     return t.copy_(tmp)
 
 
-def _new(shape, dtype, device, op):
-    dt = D.get_default_dtype() if dtype is None else D.to_dtype(dtype)
-    dev = CR._resolve_device(device)
-    dev._backend.check_dtype(dt, op)
-    return dev._backend.empty(shape, dt, dev)
-
-
-def _sizes(size, op):
-    shape = U.size_arg(size, op)
-    U.check_sizes_nonneg(shape, op)
-    return shape
-
-
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None, layout=None,
          pin_memory=False) -> Tensor:
     """Samples from U[0, 1)."""
-    t = _new(_sizes(size, "rand"), dtype, device, "rand")
+    t = CR._allocate(CR._shape_args(size, "rand"), dtype, device, "rand")
     _check_float(t, "rand")
     t._device._kernels["uniform_"](t, 0.0, 1.0, _gen_for(t, generator))
-    return _done(t, requires_grad, out)
+    return CR._finish(t, requires_grad, out)
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None, layout=None,
           pin_memory=False) -> Tensor:
     """Samples from N(0, 1)."""
-    t = _new(_sizes(size, "randn"), dtype, device, "randn")
+    t = CR._allocate(CR._shape_args(size, "randn"), dtype, device, "randn")
     _check_float(t, "randn")
     t._device._kernels["normal_"](t, 0.0, 1.0, _gen_for(t, generator))
-    return _done(t, requires_grad, out)
-
-
-def _done(t, requires_grad, out):
-    if out is not None:
-        return CR._into_out(out, t)
-    if requires_grad:
-        t.requires_grad_(True)
-    return t
+    return CR._finish(t, requires_grad, out)
 
 
 def _uniform_float(shape, device, generator, span: float):
@@ -237,7 +216,7 @@ def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=N
     low, high = int(low), int(high)
     if low >= high:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
-    shape = _sizes((size,), "randint")
+    shape = CR._shape_args((size,), "randint")
     dt = D.int64 if dtype is None else D.to_dtype(dtype)
     dev = CR._resolve_device(device)
     span = high - low
@@ -246,7 +225,7 @@ def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=N
     r = UN.floor(A.mul(u, float(span)))
     r = PW.clamp(r, max=float(span - 1))  # guard against rounding up to span
     r = A.add(r.to(D.int64), low)
-    return _done(r.to(dt), requires_grad, out)
+    return CR._finish(r.to(dt), requires_grad, out)
 
 
 def random_(self: Tensor, from_=0, to=None, *, generator=None) -> Tensor:
@@ -272,7 +251,7 @@ def randperm(n: int, *, generator=None, dtype=None, device=None, requires_grad=F
     u = _uniform_float((n,), dev, _gen_for(probe, generator), max(n, 2) ** 2)
     idx = IX.argsort(u, stable=True)
     dt = D.int64 if dtype is None else D.to_dtype(dtype)
-    return _done(idx.to(dt), requires_grad, out)
+    return CR._finish(idx.to(dt), requires_grad, out)
 
 
 def rand_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None, generator=None) -> Tensor:
@@ -301,14 +280,14 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=N
             raise TypeError("normal() with float mean and std needs a size")
         t = randn(*((size,) if isinstance(size, int) else size), generator=generator, dtype=dtype, device=device)
         with_ = A.add(A.mul(t, float(std)), float(mean))
-        return _done(with_, requires_grad, out)
+        return CR._finish(with_, requires_grad, out)
     ref = mean if mt else std
     if st and bool((std < 0).any()):
         raise RuntimeError("normal expects all elements of std >= 0.0")
     shape = U.broadcast_shapes(mean._shape if mt else (), std._shape if st else (), "normal")
     z = randn(shape, generator=generator, dtype=ref._dtype, device=ref._device)
     r = A.add(A.mul(z, std), mean)
-    return _done(r.detach(), requires_grad, out)
+    return CR._finish(r.detach(), requires_grad, out)
 
 
 def bernoulli(input: Tensor, p=None, *, generator=None, out=None) -> Tensor:
@@ -323,7 +302,7 @@ def bernoulli(input: Tensor, p=None, *, generator=None, out=None) -> Tensor:
     u = rand(input._shape, dtype=dt if dt is not D.float16 and dt is not D.bfloat16 else D.float32,
              device=input._device, generator=generator)
     r = CMP.lt(u, probs.detach() if isinstance(probs, Tensor) else probs).to(input._dtype)
-    return _done(r, False, out)
+    return CR._finish(r, False, out)
 
 
 def bernoulli_(self: Tensor, p=0.5, *, generator=None) -> Tensor:
@@ -360,7 +339,7 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *, g
         idx = IX.argsort(keys, dim=-1, descending=True, stable=True)[:, :num_samples]
     if input.dim() == 1:
         idx = idx.squeeze(0)
-    return _done(idx.to(D.int64).contiguous(), False, out)
+    return CR._finish(idx.to(D.int64).contiguous(), False, out)
 
 
 def poisson(input: Tensor, generator=None) -> Tensor:
