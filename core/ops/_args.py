@@ -94,6 +94,14 @@ def wrap_dim(dim, ndim, op=""):
     return _wrap_dim(dim, ndim, op)
 
 
+def inverse_permutation(perm) -> tuple:
+    """The permutation that undoes ``perm`` (``x.permute(perm).permute(inverse)`` is ``x``)."""
+    inv = [0] * len(perm)
+    for i, d in enumerate(perm):
+        inv[d] = i
+    return tuple(inv)
+
+
 def size_arg(size, op: str) -> tuple:
     """Sizes given as ``f(2, 3)`` or ``f((2, 3))`` or ``f([2, 3])`` or an ``ember.Size``."""
     if len(size) == 1 and isinstance(size[0], (list, tuple)):

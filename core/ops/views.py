@@ -222,8 +222,6 @@ def expand(self: Tensor, *sizes):
                 f"expand: The expanded size of the tensor ({s}) must match the existing size ({cur}) at non-singleton "
                 f"dimension {i}.  Target sizes: {list(sizes)}.  Tensor sizes: {list(self._shape)}")
     shape = tuple(shape)
-    if shape == self._shape:
-        return self, shape, self._stride, self._offset, (self, shape)
     return self, shape, tuple(stride), self._offset, (self, shape)
 
 
@@ -239,14 +237,7 @@ def broadcast_to(input, size):
     return expand(input, *size) if not isinstance(size, int) else expand(input, size)
 
 
-def _inverse_perm(p):
-    inv = [0] * len(p)
-    for i, d in enumerate(p):
-        inv[d] = i
-    return tuple(inv)
-
-
-@viewop("permute", backward=lambda ctx, g: (permute(g, _inverse_perm(ctx.args[1])),))
+@viewop("permute", backward=lambda ctx, g: (permute(g, U.inverse_permutation(ctx.args[1])),))
 def permute(input: Tensor, *dims):
     """A view with dimensions reordered."""
     if len(dims) == 1 and isinstance(dims[0], (list, tuple)):

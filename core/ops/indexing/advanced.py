@@ -144,12 +144,9 @@ def _index_put_decomp(x, indices, values, accumulate):
         out = SG.scatter_add(out, 0, full_idx, v)
     else:
         out = SG.scatter(out, 0, full_idx, v)
-    inv = [0] * x.dim()
     order = adv + rest
-    for pos, dnum in enumerate(order):
-        inv[dnum] = pos
     permuted_shape = tuple(x._shape[i] for i in order)
-    return out.reshape(permuted_shape).permute(inv).contiguous()
+    return out.reshape(permuted_shape).permute(U.inverse_permutation(order)).contiguous()
 
 
 def _index_put_bw(ctx, g):

@@ -142,13 +142,6 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None):
     return sum(_zero_nan(x), dim, keepdim) / cnt
 
 
-def _inverse_permutation(p):
-    r = [0] * len(p)
-    for i, v in enumerate(p):
-        r[v] = i
-    return r
-
-
 def _prod_bw(ctx, g):
     x, dims, keepdim = ctx.args
     # gradient of a product: the product of all other elements, via exclusive cumulative products
@@ -162,7 +155,7 @@ def _prod_bw(ctx, g):
     ones = flat.narrow(-1, 0, 1) * 0 + 1
     left = _exclusive_cumprod(flat, ones)
     right = SH.flip(_exclusive_cumprod(SH.flip(flat, (-1,)), ones), (-1,))
-    others = (left * right).reshape(xp._shape).permute(_inverse_permutation(perm))
+    others = (left * right).reshape(xp._shape).permute(U.inverse_permutation(perm))
     return (gx * others,)
 
 
