@@ -314,11 +314,7 @@ def movedim(input: Tensor, source, destination):
 moveaxis = movedim
 
 
-def _squeeze_bw(ctx, g):
-    return (g.reshape(ctx.args[0].shape),)
-
-
-@viewop("squeeze", backward=_squeeze_bw, inplace=True)
+@viewop("squeeze", backward=_reshape_bw, inplace=True)
 def squeeze(input: Tensor, dim=None):
     """Remove size-1 dimensions (all, or those in ``dim``)."""
     nd = input.dim()
@@ -332,7 +328,7 @@ def squeeze(input: Tensor, dim=None):
     return input, shape, stride, input._offset, (input, dim)
 
 
-@viewop("unsqueeze", backward=_squeeze_bw, inplace=True)
+@viewop("unsqueeze", backward=_reshape_bw, inplace=True)
 def unsqueeze(input: Tensor, dim: int):
     """Insert a size-1 dimension at ``dim``."""
     nd = input.dim()
