@@ -125,7 +125,6 @@ class Tensor:
         """Address of the first element (storage address + offset in bytes)."""
         return self._device._backend.data_ptr(self._storage) + self._offset * self._dtype.itemsize
 
-
     @property
     def version(self) -> int:
         return self._version[0]
@@ -150,7 +149,6 @@ class Tensor:
 
     def _is_view(self) -> bool:
         return self._base is not None
-
 
     # -- autograd attributes ----------------------------------------------------------------
     def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
