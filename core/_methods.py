@@ -44,12 +44,18 @@ _grad = _state.grad
 PLAIN_METHODS = ("allclose", "equal")
 
 
+def bind_op(op) -> None:
+    """Make ``op``'s front end and its in-place form ``Tensor`` methods under their own names,
+    where those names are free (core ops at import, plugin ops declared with ``method=True``)."""
+    for fn in (op.fn, op.inplace_fn):
+        if fn is not None and fn.__name__ not in Tensor.__dict__:
+            setattr(Tensor, fn.__name__, fn)
+
+
 def _bind_ops() -> None:
-    for op in OPS.values():  # every op declared with method=True, under its own name
+    for op in OPS.values():  # every op declared with method=True
         if op.method and op.fn is not None:
-            for fn in (op.fn, op.inplace_fn):
-                if fn is not None and fn.__name__ not in Tensor.__dict__:
-                    setattr(Tensor, fn.__name__, fn)
+            bind_op(op)
     for name in ops.__all__:  # the other names ember.ops gives them (multiply for mul...), and PLAIN_METHODS
         fn = getattr(ops, name)
         op = getattr(fn, "op", None)

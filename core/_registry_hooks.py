@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 
-from . import _plugins
+from . import _methods, _plugins
 from ._tensor import Tensor
 from .ops.declare import composite, defop
 from .ops.registry import OPS
@@ -40,9 +40,7 @@ def register_op_from_plugin(name: str, meta=None, *, impl=None, method: bool = F
         if not hasattr(mod, name):
             setattr(mod, name, front)
     if method:
-        for fn in (front, front.inplace):
-            if fn is not None and not hasattr(Tensor, fn.__name__):
-                setattr(Tensor, fn.__name__, fn)
+        _methods.bind_op(front.op)
     return front
 
 
