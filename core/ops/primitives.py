@@ -53,9 +53,9 @@ Rules for every primitive kernel:
 # has any dtype, broadcasts to dst's shape, and may be on another device index of this backend.
 # The cast is numpy's "unsafe" astype: float -> int truncates toward zero, any -> bool is
 # "nonzero" (NaN is True, -0.0 is False), bool -> number is 0/1. src may be dst itself or
-# another view of dst's storage (PyTorch refuses a partial overlap; ember's front end does not
-# yet, so do not rely on either outcome). fill_: every element of dst set to value, a python
-# bool/int/float matching dst's dtype kind.
+# another view of dst's storage (the front end refuses a partial overlap of contiguous views,
+# as PyTorch; one of strided views reaches the kernel: do not rely on its outcome). fill_: every
+# element of dst set to value, a python bool/int/float matching dst's dtype kind.
 MEMORY = ("copy_", "fill_")
 
 # Unary, x -> a new tensor of x's shape. neg/abs/sign keep the dtype and get integer or floating
