@@ -5,6 +5,8 @@ grad; ``backward()`` walks the graph once in reverse (:mod:`ember.autograd.engin
 """
 from __future__ import annotations
 
+import warnings
+
 from .. import _state
 from . import engine, graph
 from .engine import backward, grad
@@ -13,7 +15,6 @@ from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inferen
                         set_grad_enabled)
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from .graph import Node
-import warnings
 
 __all__ = ["Function", "FunctionCtx", "backward", "grad", "no_grad", "enable_grad", "set_grad_enabled",
            "inference_mode", "is_grad_enabled", "gradcheck", "gradgradcheck", "detect_anomaly", "set_detect_anomaly",

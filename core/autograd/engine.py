@@ -3,13 +3,12 @@ from __future__ import annotations
 
 import heapq
 import threading
-
-from .. import _state
-from ..ops.reduction import sum_to_shape
-from .._graph import AccumulateGrad, edge_of
-from .._tensor import Tensor
-from .. import ops
 import warnings
+
+from .. import _state, ops
+from .._tensor import Tensor
+from .._graph import AccumulateGrad, edge_of
+from ..ops.reduction import sum_to_shape
 
 _grad = _state.grad
 

@@ -3,12 +3,9 @@ from __future__ import annotations
 
 import functools
 
-from .. import _state
-from .._graph import Node, edge_of, view_requires_grad
-from .._tensor import Tensor
-from .._graph import _type_desc
-from .._tensor import _alias
-from .. import ops
+from .. import _state, ops
+from .._tensor import Tensor, _alias
+from .._graph import Node, _type_desc, edge_of, view_requires_grad
 from ..ops._args import broadcast_shapes
 from ..ops.writes import check_inplace
 

@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 import functools
+import inspect
 
 from .. import _state
-import inspect
 
 _grad = _state.grad
 

@@ -10,14 +10,13 @@ from __future__ import annotations
 
 from typing import Sequence
 
+from .. import ops
 from .._tensor import Tensor
+from ..autograd import no_grad
 from . import _check as C
 from . import _meta
-from ._world import resolve, state
+from ._world import get_backend, resolve, state
 from .process_group import ProcessGroup, ReduceOp, Work
-from ._world import get_backend
-from .. import ops
-from ..autograd import no_grad
 
 
 # -- argument helpers ---------------------------------------------------------------------------

@@ -28,12 +28,10 @@ import pickle
 from typing import Sequence
 
 import numpy as np  # host-side format of the pickled bytes
+
 from .._device import device
-from .._dtype import int64
-from ..ops.creation import tensor
-from ..ops.creation import empty
-from ..ops.creation import from_numpy
-from .._dtype import uint8
+from .._dtype import int64, uint8
+from ..ops.creation import empty, from_numpy, tensor
 
 __all__ = ["ReduceOp", "Work", "CompletedWork", "ProcessGroup"]
 

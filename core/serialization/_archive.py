@@ -12,13 +12,13 @@ import struct
 import sys
 import zipfile
 import zlib
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
 from .._storage import UntypedStorage
 from .._tensor import _make
 from ._rebuild import _BadFile
-from concurrent.futures import ThreadPoolExecutor
 
 
 _ALIGN = 64                      # storage records start at multiples of this (mmap-able, as PyTorch)

@@ -14,22 +14,17 @@ import contextlib
 from typing import Any, Iterator
 
 from ... import _tensor
-from ...autograd import engine, no_grad
-from ..modules.module import Module
-from ... import distributed
+from ... import distributed as dist
+from ..._dtype import int32
+from ..._graph import AccumulateGrad
+from ...autograd import engine, is_grad_enabled, no_grad
+from ...distributed import ReduceOp
 from ...ops.creation import zeros
 from ...ops.shape import cat
-from ...autograd import is_grad_enabled
-from ..._graph import AccumulateGrad
-from ...distributed import ReduceOp
-from ..._dtype import int32
+from ..modules.module import Module
 
 _MiB = 1024 * 1024
 _FIRST_BUCKET_BYTES = 1 * _MiB  # a small first bucket starts the first all-reduce early (as PyTorch)
-
-
-def _dist():
-    return distributed
 
 
 class _Bucket:
@@ -89,7 +84,6 @@ class DistributedDataParallel(Module):
             raise TypeError(f"DistributedDataParallel: unsupported arguments {sorted(unsupported)}")
         if not isinstance(module, Module):
             raise TypeError(f"DistributedDataParallel: module must be an ember.nn.Module, got {type(module).__name__}")
-        dist = _dist()
         pg = dist._world.resolve(process_group)
         if pg is None:
             raise ValueError("DistributedDataParallel: this process is not a member of process_group")

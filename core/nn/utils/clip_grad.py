@@ -2,12 +2,12 @@
 from __future__ import annotations
 
 import math
-
-from ...ops import creation as _factory
-from ... import ops as _ops
-from ... import _state
-from ..._tensor import Tensor
 import warnings
+
+from ... import _state
+from ... import ops as _ops
+from ..._tensor import Tensor
+from ...ops import creation as _factory
 
 __all__ = ["clip_grad_norm_", "clip_grad_norm", "clip_grad_value_", "get_total_norm", "clip_grads_with_norm_"]
 

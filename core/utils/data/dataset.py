@@ -9,10 +9,9 @@ import math
 import warnings
 from typing import Generic, Iterable, Iterator, Sequence, TypeVar
 
-from ..._tensor import Tensor
-from ...ops.random import default_generator
-from ...ops.random import randperm
 from ..._devices import cpu
+from ..._tensor import Tensor
+from ...ops.random import default_generator, randperm
 
 T_co = TypeVar("T_co", covariant=True)
 T = TypeVar("T")

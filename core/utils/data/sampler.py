@@ -6,12 +6,10 @@ from __future__ import annotations
 
 import warnings
 from typing import Generic, Iterable, Iterator, Sequence, Sized, TypeVar
-from ...ops.random import Generator
-from ...ops.creation import empty
+
 from ... import _dtype as D
-from ...ops.random import randint, randperm
-from ...ops.creation import as_tensor
-from ...ops.random import multinomial
+from ...ops.creation import as_tensor, empty
+from ...ops.random import Generator, multinomial, randint, randperm
 
 T_co = TypeVar("T_co", covariant=True)
 

@@ -17,8 +17,7 @@ from __future__ import annotations
 import functools
 import math
 
-from ember.backend import Tensor
-from ember.backend import broadcast_shapes
+from ember.backend import Tensor, broadcast_shapes
 
 from . import layout as L
 from . import tensors as tn

@@ -2,9 +2,8 @@
 input at the same positions; any other overlap goes through a temporary)."""
 from __future__ import annotations
 
-from ember.backend import Tensor, describe
+from ember.backend import Tensor, broadcast_shapes, describe
 from ember.backend import dtypes as D
-from ember.backend import broadcast_shapes
 
 from . import elementwise as ew
 from . import tensors as tn

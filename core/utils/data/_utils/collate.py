@@ -18,13 +18,12 @@ from typing import Callable
 
 import numpy as np
 
-from ...._tensor import Tensor
-from ....ops.creation import as_tensor
+from .... import _dtype as D
 from .... import ops
+from ...._tensor import Tensor
+from ....ops.creation import as_tensor, tensor
 from .shm import stack_shared, using_shm
 from .worker import get_worker_info
-from ....ops.creation import tensor
-from .... import _dtype as D
 
 np_str_obj_array_pattern = re.compile(r"[SaUO]")
 
