@@ -5,6 +5,7 @@ import math
 
 from ...ops import creation as _factory
 from ..._tensor import Tensor
+from ...backend.shapes import conv_transpose_out
 from .. import functional as F
 from .. import init
 from ..functional._conv import same_padding
@@ -174,7 +175,7 @@ class _ConvTransposeNd(_ConvNd):
         dilation = self.dilation if dilation is None else dilation
         res = []
         for d in range(num_spatial_dims):
-            mn = (sp[d] - 1) * stride[d] - 2 * padding[d] + dilation[d] * (kernel_size[d] - 1) + 1
+            mn = conv_transpose_out(sp[d], kernel_size[d], stride[d], padding[d], 0, dilation[d])
             mx = mn + stride[d] - 1
             if not mn <= output_size[d] <= mx:
                 raise ValueError(f"requested an output size of {output_size}, but valid sizes range from {mn} to {mx} "

@@ -103,7 +103,7 @@ def _conv_decomp(x, w, b, stride, padding, dilation, groups):
 
 def _transpose_out_pad(in_sp, out_sp, kernel, stride, padding, dilation):
     """output_padding making conv_transpose of an ``out_sp`` tensor ``in_sp`` large."""
-    return tuple(in_sp[i] - ((out_sp[i] - 1) * stride[i] - 2 * padding[i] + dilation[i] * (kernel[i] - 1) + 1)
+    return tuple(in_sp[i] - conv_transpose_out(out_sp[i], kernel[i], stride[i], padding[i], 0, dilation[i])
                  for i in range(len(kernel)))
 
 

@@ -13,7 +13,7 @@ import math
 import weakref
 
 from ember.backend import dtypes as D
-from ember.backend.shapes import conv_out
+from ember.backend.shapes import conv_out, conv_transpose_out
 
 from .base import KernelGroup
 from .rules import back, work
@@ -52,7 +52,7 @@ def batch_last(shape, groups) -> bool:
 
 def transposed_size(in_sp, stride, padding, output_padding, dilation, kernel):
     """The spatial size of a transposed convolution of an ``in_sp`` input."""
-    return tuple((in_sp[i] - 1) * stride[i] - 2 * padding[i] + dilation[i] * (kernel[i] - 1) + 1 + output_padding[i]
+    return tuple(conv_transpose_out(in_sp[i], kernel[i], stride[i], padding[i], output_padding[i], dilation[i])
                  for i in range(len(kernel)))
 
 
