@@ -16,6 +16,7 @@ from ember.backend.shapes import conv_out, conv_transpose_out
 
 from . import tensors as tn
 from .args import Args
+from .layout import flat_index
 from .matmul import matmul
 from .memory import clone
 from .pointwise import KERNELS as PW
@@ -127,9 +128,7 @@ def _col2im_src(t, at, nsp, unit):
                          f"int ok{i} = (t{i} >= 0) & (t{i} % m.stride[{i}] == 0)"
                          f" & (o{i} < m.l_sp[{i}]);")
     ok = " & ".join(f"ok{i}" for i in range(nsp))
-    lidx = "o0"
-    for i in range(1, nsp):
-        lidx = f"({lidx}) * m.l_sp[{i}] + o{i}"
+    lidx = flat_index([f"o{i}" for i in range(nsp)], "m.l_sp")
     lines.append(f"      if ({ok}) acc += ({at.ct})({t.load('cols', f'cb + kidx * m.sck + ({lidx}) * m.sl')});")
     lines.append("      ++kidx;")
     lines.append("    " + "}" * nsp)

@@ -95,6 +95,15 @@ def offsets_code(R: int, names: list, shape: str, strides: list, idx: str, first
     return "\n".join(lines)
 
 
+def flat_index(names: list, extents: str) -> str:
+    """The C expression of the row-major position of the per-dim indices ``names`` (C variables)
+    in a grid whose sizes are the argument array ``extents`` (``"m.in_sp"``: ``m.in_sp[d]``)."""
+    expr = names[0]
+    for i in range(1, len(names)):
+        expr = f"({expr}) * {extents}[{i}] + {names[i]}"
+    return expr
+
+
 def round_up(n: int, m: int) -> int:
     return (n + m - 1) // m * m
 

@@ -13,6 +13,7 @@ from . import tensors as tn
 from .args import Args
 from .conv import window_fields
 from .index import scatter_add_into
+from .layout import flat_index
 from .memory import clone, k_fill_
 from .types import T, preamble
 
@@ -43,9 +44,7 @@ def _maxpool_src(t, nsp):
         lines.append(f"    long p{i} = o{i} * m.stride[{i}] - m.padding[{i}] + q{i} * m.dilation[{i}];")
         lines.append(f"    if (p{i} < 0 || p{i} >= m.in_sp[{i}]) continue;")
     off = " + ".join(f"p{i} * m.st_sp[{i}]" for i in range(nsp))
-    flat = "p0"
-    for i in range(1, nsp):
-        flat = f"({flat}) * m.in_sp[{i}] + p{i}"
+    flat = flat_index([f"p{i}" for i in range(nsp)], "m.in_sp")
     lines.append(f"    {t.ct} v = {t.load('x', 'base + ' + off)};")
     cond = "(bi < 0 || v > best || (isnan(v) && !isnan(best)))" if t.is_float else "(bi < 0 || v > best)"
     lines.append(f"    if {cond} {{ best = v; bi = {flat}; }}")
