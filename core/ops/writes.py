@@ -38,17 +38,24 @@ def write_out(out, r: Tensor, op: str, exact: bool = False) -> Tensor:
     if _grad.enabled and (r._requires_grad or out._requires_grad):
         raise RuntimeError(f"{op}(): functions with out=... arguments don't support automatic differentiation, but one "
                            "of the arguments requires grad.")
-    if exact and out._dtype is not r._dtype:
-        raise RuntimeError(f"{op}: the output given to {op} has dtype {U.type_name(out._dtype)} but the operation's "
-                           f"result requires dtype {U.type_name(r._dtype)}")
-    if not D.can_cast(r._dtype, out._dtype):
-        raise RuntimeError(f"{op}: result type {U.type_name(r._dtype)} can't be cast to the desired output type "
-                           f"{U.type_name(out._dtype)}")
+    _check_result_dtype(out, r, op, exact, "output")
     if out._device != r._device:
         raise RuntimeError(f"{op}: Expected out tensor to have device {r._device}, but got {out._device} instead")
     if out._shape != r._shape:
         out.resize_(r._shape)
     return CP.copy_(out, r)
+
+
+def _check_result_dtype(target: Tensor, r: Tensor, op: str, exact: bool, role: str) -> None:
+    """PyTorch's refusals of a result dtype for the tensor written into (``role``: "output" for
+    ``out=``, "base" for an in-place form): any other dtype with ``exact``, else one that can't
+    be cast to the target's."""
+    if exact and target._dtype is not r._dtype:
+        raise RuntimeError(f"{op}: the {role} given to {op} has dtype {U.type_name(target._dtype)} but the "
+                           f"operation's result requires dtype {U.type_name(r._dtype)}")
+    if not D.can_cast(r._dtype, target._dtype):
+        raise RuntimeError(f"{op}: result type {U.type_name(r._dtype)} can't be cast to the desired output type "
+                           f"{U.type_name(target._dtype)}")
 
 
 def write_out_tuple(out, results, op: str, exact: bool = False):
@@ -77,12 +84,7 @@ def write_back(self: Tensor, r: Tensor, op: str, exact: bool = False) -> Tensor:
     dtype), or a shape self can't hold."""
     if not isinstance(self, Tensor):
         raise TypeError(f"{op}(): self must be a Tensor, not {type(self).__name__}")
-    if exact and self._dtype is not r._dtype:
-        raise RuntimeError(f"{op}: the base given to {op} has dtype {U.type_name(self._dtype)} but the operation's "
-                           f"result requires dtype {U.type_name(r._dtype)}")
-    if not D.can_cast(r._dtype, self._dtype):
-        raise RuntimeError(f"{op}: result type {U.type_name(r._dtype)} can't be cast to the desired output type "
-                           f"{U.type_name(self._dtype)}")
+    _check_result_dtype(self, r, op, exact, "base")
     if r._shape != self._shape and U.broadcast_shapes(self._shape, r._shape, op) != self._shape:
         raise RuntimeError(f"{op}: output with shape {list(self._shape)} doesn't match the broadcast shape "
                            f"{list(U.broadcast_shapes(self._shape, r._shape, op))}")
