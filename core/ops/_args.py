@@ -124,6 +124,9 @@ def size_arg(size, op: str) -> tuple:
             raise TypeError(f"{op}(): argument 'size' must be a tuple of ints, but found element of type "
                             f"{type(s).__name__}")
         s = s.__index__()
+        if not -2 ** 63 <= s < 2 ** 63:
+            raise TypeError(f"{op}(): argument 'size' failed to unpack the object at pos {len(out) + 1} with error "
+                            "\"Overflow when unpacking long long\"")
         out.append(s)
     return tuple(out)
 

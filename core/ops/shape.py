@@ -2,6 +2,8 @@
 tril/triu, meshgrid, broadcast_tensors."""
 from __future__ import annotations
 
+import numpy as np
+
 from .. import _dtype as D
 from .._tensor import Size, Tensor, _wrap_dim
 from . import _args as U
@@ -315,18 +317,37 @@ def triu(input, diagonal: int = 0):
 tril_, triu_ = tril.inplace, triu.inplace
 
 
-def tril_indices(row, col, offset=0, *, dtype=None, device=None):
+def _tri_indices(row, col, offset, upper, dtype, device, op):
+    """The [2, n] indices of a row x col matrix's triangle, computed per row at once: row i holds
+    columns [0, i + offset] (lower) or [i + offset, col) (upper), clipped to the matrix."""
+    for name, v in (("row", row), ("col", col)):
+        if v < 0:
+            raise RuntimeError(f"{op}: {name} must be non-negative, got{v}")
+    dt = D.int64 if dtype is None else D.to_dtype(dtype)
+    if dt is not D.int64 and dt is not D.int32:
+        raise U.dtype_not_implemented(op, dt)
+    i = np.arange(row, dtype=np.int64)
+    if upper:
+        first = np.clip(i + offset, 0, col)
+        counts = col - first
+    else:
+        first = np.zeros(row, dtype=np.int64)
+        counts = np.clip(i + offset + 1, 0, col)
+    starts = np.cumsum(counts) - counts
+    n = int(counts.sum()) if row else 0
+    rows = np.repeat(i, counts)
+    cols = np.arange(n, dtype=np.int64) - np.repeat(starts - first, counts)
+    return CR.from_host(np.stack([rows, cols]).astype(dt.np), dt, CR._resolve_device(device))
+
+
+def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
     """The [2, n] indices of the lower triangle of a row x col matrix (on and below ``offset``)."""
-    idx = [(i, j) for i in range(row) for j in range(col) if j - i <= offset]
-    return CR.tensor([[i for i, _ in idx], [j for _, j in idx]], dtype=dtype or D.int64,
-                     device=device).reshape(2, len(idx))
+    return _tri_indices(row, col, offset, False, dtype, device, "tril_indices")
 
 
-def triu_indices(row, col, offset=0, *, dtype=None, device=None):
+def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
     """The [2, n] indices of the upper triangle of a row x col matrix (on and above ``offset``)."""
-    idx = [(i, j) for i in range(row) for j in range(col) if j - i >= offset]
-    return CR.tensor([[i for i, _ in idx], [j for _, j in idx]], dtype=dtype or D.int64,
-                     device=device).reshape(2, len(idx))
+    return _tri_indices(row, col, offset, True, dtype, device, "triu_indices")
 
 
 @composite("meshgrid", out=False, method=False)
