@@ -115,16 +115,16 @@ def _numbers(data):
 
 
 def _big_ints(arr, data, dtype, op):
-    """``arr`` when ``data``'s python ints all fit int64 or the tensor is a floating one (a float
-    among the data, or a floating ``dtype``); else PyTorch's ValueError."""
+    """``arr`` when ``data``'s python ints all fit int64 or the tensor is not an integer one (a
+    float among the data, or a floating or bool ``dtype``); else PyTorch's ValueError."""
     has_float = has_big = False
     for x in _numbers(data):
         if isinstance(x, (float, np.floating)):
             has_float = True
         elif isinstance(x, int) and not -_INT64_END <= x < _INT64_END:
             has_big = True
-    floating = dtype.category == D._FLOAT if dtype is not None else has_float
-    if has_big and not floating:
+    fits = dtype.category != D._INT if dtype is not None else has_float  # a float or bool tensor takes them
+    if has_big and not fits:
         raise ValueError(f"{op}(): Overflow when unpacking long long (a python int outside the int64 range)")
     if arr.dtype == object and has_big:
         try:
@@ -203,7 +203,8 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False, pin_me
     arr = _to_numpy_data(data, "tensor", dt)
     dt = _infer_dtype(arr, data) if dt is None else dt
     dev = _resolve_device(device)
-    arr = np.array(arr, dtype=dt.np, copy=True, order="C")
+    with np.errstate(over="ignore", invalid="ignore"):  # float overflow gives inf, as PyTorch
+        arr = np.array(arr, dtype=dt.np, copy=True, order="C")
     return _finish(from_host(arr, dt, dev), requires_grad)
 
 
