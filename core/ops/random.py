@@ -378,7 +378,8 @@ def bernoulli_(self: Tensor, p=0.5, *, generator=None) -> Tensor:
 def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *, generator=None, out=None) -> Tensor:
     """Indices sampled from the rows of ``input`` (non-negative weights)."""
     if input._dtype.category != D._FLOAT:
-        raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: {U.type_name(input._dtype)}")
+        raise RuntimeError("multinomial only supports floating-point dtypes for input, got: "
+                           f"{U.type_name(input._dtype)}")
     if input.dim() not in (1, 2):
         raise RuntimeError(f"prob_dist must be 1 or 2 dim, got {input.dim()}")
     n_cat = input._shape[-1]
