@@ -325,3 +325,27 @@ def test_random_valid_edges():
     assert ember.randperm(256, dtype=ember.uint8).max().item() == 255
     assert ember.zeros(3, dtype=ember.int64).bernoulli_(0.5).dtype is ember.int64
     assert ember.zeros(3, dtype=ember.float16).random_(0, 2049).dtype is ember.float16
+
+
+def _opencl_device():
+    try:
+        d = ember.device("opencl:0")
+        ember.zeros(1, device=d)
+        return d
+    except Exception:  # noqa: BLE001 - no opencl platform here
+        return None
+
+
+@pytest.mark.parametrize("call", [
+    lambda x, i: ember.index_select(x, 0, i), lambda x, i: ember.take(x, i),
+    lambda x, i: ember.nn.functional.embedding(i, x), lambda x, i: x.clone().index_add_(0, i, x[:2].clone()),
+    lambda x, i: x.clone().index_fill_(0, i, 1.0), lambda x, i: ember.gather(x, 1, i.reshape(2, 1)),
+    lambda x, i: x.clone().put_(i, ember.ones(2, device=x.device)),
+])
+def test_index_on_another_device_is_pytorchs_device_error(call):
+    dev = _opencl_device()
+    if dev is None:
+        pytest.skip("no opencl device")
+    x = ember.arange(12.0).reshape(3, 4).to(dev)
+    with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
+        call(x, ember.tensor([0, 2]))
