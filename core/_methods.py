@@ -226,24 +226,33 @@ def fill_diagonal_(self, fill_value, wrap: bool = False):
 
 def exponential_(self, lambd: float = 1.0, *, generator=None):
     """Fill with samples from Exp(lambd)."""
+    _random.check_continuous(self, "Exponential")
+    _random.check_positive(lambd, "lambda", "exponential_")
     u = _random.rand(self._shape, dtype=self._dtype, device=self._device, generator=generator)
     return self.copy_(ops.neg(ops.log1p(ops.neg(u))) / lambd)
 
 
 def log_normal_(self, mean: float = 1.0, std: float = 2.0, *, generator=None):
     """Fill with samples whose logarithm is N(mean, std^2)."""
+    if self._dtype.category != D._FLOAT:
+        raise NotImplementedError(f"\"log_normal_\" not implemented for '{self._dtype.name}'")
+    _random.check_positive(std, "std", "log_normal_")
     z = _random.randn(self._shape, dtype=self._dtype, device=self._device, generator=generator)
     return self.copy_(ops.exp(z * std + mean))
 
 
 def cauchy_(self, median: float = 0.0, sigma: float = 1.0, *, generator=None):
     """Fill with samples from the Cauchy distribution."""
+    _random.check_continuous(self, "Cauchy")
+    _random.check_positive(sigma, "sigma", "cauchy_")
     u = _random.rand(self._shape, dtype=self._dtype, device=self._device, generator=generator)
     return self.copy_(ops.tan((u - 0.5) * math.pi) * sigma + median)
 
 
 def geometric_(self, p: float, *, generator=None):
     """Fill with samples from the geometric distribution (trials until the first success)."""
+    if not 0 < p < 1:
+        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p}")
     u = _random.rand(self._shape, dtype=D.float32 if self._dtype.category != D._FLOAT else self._dtype,
                      device=self._device, generator=generator)
     return self.copy_(ops.ceil(ops.log1p(ops.neg(u)) / math.log1p(-p)))

@@ -42,6 +42,16 @@ def int_in_range(v: int, dtype, op: str) -> int:
     return v
 
 
+def float_to_int(v: float, dtype, op: str) -> int:
+    """A python float written into integer ``dtype``, truncated toward zero, if the dtype's range
+    holds it; else PyTorch's RuntimeError (NaN and infinities never fit; ``255.5`` does not fit
+    uint8)."""
+    lo, hi = _INT_RANGES[dtype]
+    if not lo <= v <= hi:
+        raise RuntimeError(f"{op}: value {v} cannot be converted to type {dtype.name} without overflow")
+    return int(v)
+
+
 def scalar_value(v, dtype, op: str):
     """A python scalar converted for an op computing in ``dtype`` (refusing integer overflow)."""
     cat = dtype.category
@@ -114,6 +124,9 @@ def size_arg(size, op: str) -> tuple:
             raise TypeError(f"{op}(): argument 'size' must be a tuple of ints, but found element of type "
                             f"{type(s).__name__}")
         s = s.__index__()
+        if not -2 ** 63 <= s < 2 ** 63:
+            raise TypeError(f"{op}(): argument 'size' failed to unpack the object at pos {len(out) + 1} with error "
+                            "\"Overflow when unpacking long long\"")
         out.append(s)
     return tuple(out)
 

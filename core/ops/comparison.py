@@ -222,6 +222,8 @@ def allclose(input, other, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: 
 
 def equal(input, other) -> bool:
     """True when both have the same shape and values."""
+    U.tensor_arg(input, "equal", "input", 1)
+    U.tensor_arg(other, "equal", "other", 2)
     if input._shape != other._shape:
         return False
     return bool(eq(input, other).all().item())

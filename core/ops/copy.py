@@ -123,9 +123,7 @@ def scalar_for(value, dtype, op):
         return float(value)
     if cat == D._INT:
         if isinstance(value, float):
-            if value != value or value in (float("inf"), float("-inf")):
-                raise RuntimeError(f"{op}: value cannot be converted to type {dtype.name} without overflow")
-            value = int(value)
+            return U.float_to_int(value, dtype, op)
         return U.int_in_range(int(value), dtype, op)
     return bool(value)
 

@@ -2,6 +2,7 @@
 linspace, logspace, eye, empty_strided, and the legacy ``Tensor(...)`` constructor."""
 from __future__ import annotations
 
+import contextlib
 import math
 import warnings
 
@@ -62,8 +63,10 @@ def from_host(arr: np.ndarray, dtype, dev) -> Tensor:
     return be.from_numpy(arr, dev)
 
 
-def _to_numpy_data(data, op: str):
-    """Python data (nested sequences of numbers and tensors, numpy arrays) as a numpy array."""
+def _to_numpy_data(data, op: str, dtype=None):
+    """Data (nested sequences of numbers and tensors, numpy arrays) as a numpy array. A numpy
+    array converts unchecked, as PyTorch does; python numbers an integer ``dtype`` cannot hold
+    raise (:func:`_check_fits`)."""
     if isinstance(data, np.ndarray):
         return data
     if isinstance(data, Tensor):
@@ -76,12 +79,78 @@ def _to_numpy_data(data, op: str):
         if isinstance(e, OverflowError):
             raise RuntimeError(f"{op}(): Overflow when unpacking long") from None
         raise ValueError(f"{op}(): {e}") from None
+    if arr.dtype.kind in "US":
+        raise TypeError(f"{op}(): new(): invalid data type 'str'")
+    if _may_hold_big_ints(arr):
+        arr = _big_ints(arr, data, dtype, op)
     if arr.dtype == object:
         raise TypeError(f"{op}(): could not infer dtype of the data ({type(data).__name__} of mixed or unsupported "
                         "element types, or a ragged nested sequence)")
-    if arr.dtype.kind in "US":
-        raise TypeError(f"{op}(): new(): invalid data type 'str'")
+    if dtype is not None:
+        _check_fits(arr, dtype, op)
     return arr
+
+
+_INT64_END = 2.0 ** 63
+
+
+def _may_hold_big_ints(arr) -> bool:
+    # numpy makes python ints past int64 uint64, object, or float64 when mixed with other ints
+    if arr.dtype == np.uint64 or arr.dtype == object:
+        return True
+    if arr.dtype == np.float64 and arr.size:
+        finite = np.abs(arr[np.isfinite(arr)])
+        return bool(finite.size) and finite.max() >= _INT64_END
+    return False
+
+
+def _numbers(data):
+    if isinstance(data, (list, tuple)):
+        for x in data:
+            yield from _numbers(x)
+    elif isinstance(data, np.ndarray):
+        yield from data.reshape(-1).tolist()
+    else:
+        yield data
+
+
+def _big_ints(arr, data, dtype, op):
+    """``arr`` when ``data``'s python ints all fit int64 or the tensor is not an integer one (a
+    float among the data, or a floating or bool ``dtype``); else PyTorch's ValueError."""
+    has_float = has_big = False
+    for x in _numbers(data):
+        if isinstance(x, (float, np.floating)):
+            has_float = True
+        elif isinstance(x, int) and not -_INT64_END <= x < _INT64_END:
+            has_big = True
+    fits = dtype.category != D._INT if dtype is not None else has_float  # a float or bool tensor takes them
+    if has_big and not fits:
+        raise ValueError(f"{op}(): Overflow when unpacking long long (a python int outside the int64 range)")
+    if arr.dtype == object and has_big:
+        try:
+            return np.array(data, dtype=np.float64)
+        except (ValueError, TypeError):
+            return arr
+    return arr
+
+
+def _check_fits(arr, dtype, op) -> None:
+    """PyTorch's refusal of python numbers integer ``dtype`` cannot hold: a float outside its range
+    (NaN and infinities included), an integer outside it (uint8 takes -255..-1 as PyTorch does,
+    wrapping them)."""
+    if dtype.category != D._INT or not arr.size or arr.dtype.kind not in "iuf":
+        return
+    info = D.iinfo(dtype)
+    if arr.dtype.kind == "f":
+        with np.errstate(invalid="ignore"):
+            # as PyTorch: ``255.5`` overflows uint8 (above its max), as does anything past int64's
+            bad = ~((arr >= info.min) & ((arr <= info.max) if info.max < 2 ** 53 else (arr < _INT64_END)))
+    else:
+        lo = -info.max if dtype is D.uint8 else info.min
+        bad = (arr < lo) | (arr > info.max)
+    if bad.any():
+        v = arr[bad].reshape(-1)[0].item()
+        raise RuntimeError(f"{op}(): value {v} cannot be converted to type {dtype.name} without overflow")
 
 
 def _has_tensor(seq) -> bool:
@@ -130,10 +199,12 @@ def tensor(data, *, dtype=None, device=None, requires_grad: bool = False, pin_me
         out = src.to(device=_resolve_device(device) if device is not None else src._device,
                      dtype=src._dtype if dtype is None else D.to_dtype(dtype), copy=True)
         return _finish(out, requires_grad)
-    arr = _to_numpy_data(data, "tensor")
-    dt = _infer_dtype(arr, data) if dtype is None else D.to_dtype(dtype)
+    dt = None if dtype is None else D.to_dtype(dtype)
+    arr = _to_numpy_data(data, "tensor", dt)
+    dt = _infer_dtype(arr, data) if dt is None else dt
     dev = _resolve_device(device)
-    arr = np.array(arr, dtype=dt.np, copy=True, order="C")
+    with np.errstate(over="ignore", invalid="ignore"):  # float overflow gives inf, as PyTorch
+        arr = np.array(arr, dtype=dt.np, copy=True, order="C")
     return _finish(from_host(arr, dt, dev), requires_grad)
 
 
@@ -150,7 +221,7 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
             return from_numpy(data)
         except (TypeError, ValueError):
             pass
-    arr = _to_numpy_data(data, "as_tensor")
+    arr = _to_numpy_data(data, "as_tensor", dt)
     dt = _infer_dtype(arr, data) if dt is None else dt
     if isinstance(data, np.ndarray) and arr.dtype == dt.np and dev._type != "cpu":
         return from_host(np.ascontiguousarray(arr), dt, dev)
@@ -274,15 +345,11 @@ def _num(x):
 
 
 def arange(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=False, out=None, layout=None) -> Tensor:
-    """Values from ``start`` to ``end`` (exclusive) by ``step``; int64 unless a bound is a float."""
+    """Values from ``start`` to ``end`` (exclusive) by ``step``; int64 unless a bound is a float.
+    For an integer dtype the bounds and step are first truncated to integers, as PyTorch does."""
     if end is None:
         start, end = 0, start
     start, end, step = _num(start), _num(end), _num(step)
-    if step == 0:
-        raise RuntimeError("arange: step must be nonzero")
-    if (step > 0 and end < start) or (step < 0 and end > start):
-        raise RuntimeError("arange: upper bound and larger bound inconsistent with step sign "
-                           f"(start={start}, end={end}, step={step})")
     for v in (start, end, step):
         if isinstance(v, float) and not math.isfinite(v):
             raise RuntimeError(f"arange: unsupported range: {start} -> {end}")
@@ -290,13 +357,45 @@ def arange(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=
         dt = D.get_default_dtype() if any(isinstance(v, float) for v in (start, end, step)) else D.int64
     else:
         dt = D.to_dtype(dtype)
-    n = max(0, math.ceil((end - start) / step))
-    if dt.category == D._INT and all(isinstance(v, int) for v in (start, end, step)):
-        arr = np.arange(n, dtype=np.int64) * step + start
+    integral = dt.category != D._FLOAT
+    xstart, xend, xstep = (int(start), int(end), int(step)) if integral else (start, end, step)
+    if step == 0:
+        raise RuntimeError("arange: step must be nonzero")
+    if (step > 0 and end < start) or (step < 0 and end > start):
+        raise RuntimeError("arange: upper bound and lower bound inconsistent with step sign "
+                           f"(start={start}, end={end}, step={step})")
+    if xstep == 0 and dt is D.int64:  # PyTorch: other integer dtypes repeat start
+        raise ValueError(f"arange: step must be nonzero (step {step} truncates to 0 for {dt.name})")
+    if dt is D.int64:  # PyTorch counts in integers for int64 only
+        sgn = 1 if xstep > 0 else -1
+        n = _trunc_div(xend - xstart + xstep - sgn, xstep)
     else:
-        arr = np.arange(n, dtype=np.float64) * step + start
-    t = from_host(arr.astype(dt.np), dt, _resolve_device(device))
-    return _finish(t, requires_grad, out)
+        size = math.ceil((end - start) / step)
+        if not size < 2 ** 63:
+            raise RuntimeError(f"arange: invalid size, possible overflow? ({start} -> {end} by {step})")
+        n = max(0, size)
+    with _host_memory("arange"):
+        if integral:
+            arr = np.arange(n, dtype=np.int64) * xstep + xstart
+        else:
+            arr = np.arange(n, dtype=np.float64) * step + start
+        arr = arr.astype(dt.np)
+    return _finish(from_host(arr, dt, _resolve_device(device)), requires_grad, out)
+
+
+def _trunc_div(a: int, b: int) -> int:
+    # C's integer division (toward zero)
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b > 0) else -q
+
+
+@contextlib.contextmanager
+def _host_memory(op):
+    """PyTorch's RuntimeError for a result too large for memory (numpy raises MemoryError)."""
+    try:
+        yield
+    except MemoryError as e:
+        raise RuntimeError(f"{op}: can't allocate memory: {e}") from None
 
 
 def range_(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -309,24 +408,83 @@ def range_(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=
     return _finish(from_host(arr.astype(dt.np), dt, _resolve_device(device)), requires_grad)
 
 
+def _spaced(start, end, steps: int, dt, op):
+    """PyTorch's linspace values for ``dt`` (float64 for an integer dtype, else ``dt``): the first
+    half counts up from ``start``, the second down from ``end``; an integer dtype truncates the
+    bounds first (refusing ones it cannot hold) and computes the step in float64."""
+    if steps == 0:
+        return np.zeros(0)
+    if dt.category == D._FLOAT:
+        ct = np.dtype(np.float32) if dt is D.bfloat16 else dt.np
+        s, e = ct.type(start), ct.type(end)
+    else:
+        ct = np.dtype(np.float64)
+        s, e = (ct.type(_bound_to_int(v, dt, op)) for v in (start, end))
+    if steps == 1:
+        return np.array([s], dtype=ct)
+    with np.errstate(over="ignore", invalid="ignore"):
+        step = (e - s) / ct.type(steps - 1)
+        half = steps // 2
+        idx = np.arange(steps, dtype=np.int64)
+        return np.concatenate([s + step * idx[:half].astype(ct), e - step * (steps - 1 - idx[half:]).astype(ct)])
+
+
+def _bound_to_int(v, dt, op):
+    # PyTorch's conversion of a bound: a float must fit; an int too, uint8 wrapping -255..-1
+    if dt is D.bool:
+        return int(bool(v))
+    if isinstance(v, float):
+        return U.float_to_int(v, dt, op)
+    v = int(v)
+    if dt is D.uint8 and -255 <= v < 0:
+        return v + 256
+    return U.int_in_range(v, dt, op)
+
+
+def _from_spaced(vals, dt, device, requires_grad, out):
+    if dt.category != D._FLOAT:
+        vals = np.trunc(vals)
+    with np.errstate(over="ignore", invalid="ignore"):
+        vals = vals.astype(dt.np)
+    return _finish(from_host(vals, dt, _resolve_device(device)), requires_grad, out)
+
+
+def _steps_arg(steps, op):
+    if isinstance(steps, Tensor):
+        steps = steps.item()
+    if isinstance(steps, bool) or not hasattr(steps, "__index__"):
+        raise TypeError(f"{op}(): argument 'steps' must be int, not {type(steps).__name__}")
+    steps = steps.__index__()
+    if steps < 0:
+        raise RuntimeError(f"{op}: number of steps must be non-negative, got {steps}")
+    return steps
+
+
 def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad=False, out=None, layout=None) -> Tensor:
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
     start, end = _num(start), _num(end)
-    if steps < 0:
-        raise RuntimeError("linspace: number of steps must be non-negative")
+    steps = _steps_arg(steps, "linspace")
     dt = D.get_default_dtype() if dtype is None else D.to_dtype(dtype)
-    arr = np.linspace(start, end, steps, dtype=np.float64)
-    if dt.category == D._INT:
-        arr = np.trunc(arr)
-    t = from_host(arr.astype(dt.np), dt, _resolve_device(device))
-    return _finish(t, requires_grad, out)
+    with _host_memory("linspace"):
+        vals = _spaced(start, end, steps, dt, "linspace")
+        return _from_spaced(vals, dt, device, requires_grad, out)
 
 
-def logspace(start, end, steps: int, base: float = 10.0, *, dtype=None, device=None, requires_grad=False) -> Tensor:
-    """``base ** linspace(start, end, steps)``."""
+def logspace(start, end, steps: int, base: float = 10.0, *, dtype=None, device=None, requires_grad=False,
+             out=None, layout=None) -> Tensor:
+    """``base ** linspace(start, end, steps)`` (for an integer dtype, PyTorch's integer linspace
+    of the exponents, raised in float64 and truncated)."""
+    start, end = _num(start), _num(end)
+    steps = _steps_arg(steps, "logspace")
     dt = D.get_default_dtype() if dtype is None else D.to_dtype(dtype)
-    arr = np.power(float(base), np.linspace(_num(start), _num(end), steps, dtype=np.float64))
-    return _finish(from_host(arr.astype(dt.np), dt, _resolve_device(device)), requires_grad)
+    with _host_memory("logspace"), np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        if dt.category == D._FLOAT:
+            vals = np.power(float(base), np.linspace(start, end, steps, dtype=np.float64))
+        elif steps == 1:  # PyTorch fills with base ** start, start untruncated
+            vals = np.array([float(base) ** float(start)])
+        else:
+            vals = np.power(float(base), _spaced(start, end, steps, dt, "logspace"))
+        return _from_spaced(vals, dt, device, requires_grad, out)
 
 
 def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad=False, out=None, layout=None) -> Tensor:

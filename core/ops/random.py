@@ -146,23 +146,51 @@ _NORMAL = register_op("normal_", group="random", differentiable=False)
 
 def _check_float(t, op):
     if t._dtype.category != D._FLOAT:
-        raise RuntimeError(f"{op}: expected a floating point tensor, got {t._dtype} "
-                           f"(\"{op}_\" not implemented for '{t._dtype.name}')")
+        raise U.dtype_not_implemented(op, t._dtype, "expected a floating point tensor")
+
+
+def check_continuous(t, what: str) -> None:
+    """PyTorch's refusal of a continuous distribution's in-place sampler on a non-float tensor."""
+    if t._dtype.category != D._FLOAT:
+        raise RuntimeError(f"{what} distribution is a continuous probability distribution. dtype must be a floating "
+                           f"point but you specified {U.type_name(t._dtype)}")
+
+
+def check_positive(v, what: str, op: str, name: str | None = None) -> None:
+    """PyTorch's RuntimeError for a distribution parameter that must be > 0 (NaN included)."""
+    if not v > 0:
+        raise RuntimeError(f"{op} expects {what} > 0.0, but found {name or what}={v}")
+
+
+def _float_bounds(dt):
+    return {D.float16: 65504.0, D.bfloat16: 3.3895313892515355e38, D.float32: 3.4028234663852886e38}.get(
+        dt, 1.7976931348623157e308)
 
 
 def uniform_(self: Tensor, from_: float = 0.0, to: float = 1.0, *, generator=None) -> Tensor:
     """Fill with samples from U[from, to)."""
     _check_float(self, "uniform_")
+    hi = _float_bounds(self._dtype)
+    for name, v in (("from", from_), ("to", to)):
+        if not -hi <= v <= hi:
+            raise RuntimeError(f"uniform_: {name} is out of bounds for {self._dtype.name} (got {v})")
     if from_ > to:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={from_} > to={to}")
+    if to - from_ > hi:
+        raise RuntimeError(f"uniform_ expects to-from <= the largest {self._dtype.name}, but found to={to} and "
+                           f"from={from_} which result in to-from to exceed the limit")
     return _fill(_UNIFORM, self, float(from_), float(to), generator)
+
+
+def _check_std(std) -> None:
+    if not std >= 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
 
 
 def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, *, generator=None) -> Tensor:
     """Fill with samples from N(mean, std^2)."""
     _check_float(self, "normal_")
-    if std < 0:
-        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+    _check_std(std)
     return _fill(_NORMAL, self, float(mean), float(std), generator)
 
 
@@ -218,6 +246,7 @@ def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=N
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
     shape = CR._shape_args((size,), "randint")
     dt = D.int64 if dtype is None else D.to_dtype(dtype)
+    _check_random_bounds(low, high, dt)
     dev = CR._resolve_device(device)
     span = high - low
     probe = dev._backend.empty((), D.float32, dev)
@@ -228,8 +257,30 @@ def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=N
     return CR._finish(r.to(dt), requires_grad, out)
 
 
-def random_(self: Tensor, from_=0, to=None, *, generator=None) -> Tensor:
-    """Fill with integers from [from, to) (to defaults to the dtype's range)."""
+def _check_random_bounds(low: int, high: int, dt) -> None:
+    """PyTorch's refusal of a [low, high) range the dtype cannot hold."""
+    if dt.category == D._FLOAT:
+        lo, hi = -_float_bounds(dt), _float_bounds(dt)
+    elif dt is D.bool:
+        lo, hi = 0, 1
+    else:
+        lo, hi = D.iinfo(dt).min, D.iinfo(dt).max
+    if not lo <= low <= hi:
+        raise RuntimeError(f"random_: from is out of bounds for {dt.name} (from={low})")
+    if not lo <= high - 1 <= hi:
+        raise RuntimeError(f"random_: to - 1 is out of bounds for {dt.name} (to={high})")
+
+
+_UNSET = object()
+
+
+def random_(self: Tensor, from_=_UNSET, to=_UNSET, *, generator=None) -> Tensor:
+    """Fill with integers from [from, to) (to defaults to the dtype's range); ``random_(to)``
+    alone draws from [0, to), as PyTorch."""
+    if to is _UNSET:
+        from_, to = (0, None) if from_ is _UNSET else (0, from_)
+    elif from_ is _UNSET:
+        from_ = 0
     if to is None:
         if self._dtype.category == D._FLOAT:  # integers exactly representable in the dtype
             to = {D.float16: 2 ** 11, D.bfloat16: 2 ** 8, D.float32: 2 ** 24}.get(self._dtype, 2 ** 53)
@@ -237,6 +288,8 @@ def random_(self: Tensor, from_=0, to=None, *, generator=None) -> Tensor:
             to = 2
         else:
             to = D.iinfo(self._dtype).max + 1
+    if int(from_) < int(to):
+        _check_random_bounds(int(from_), int(to), self._dtype)
     r = randint(from_, to, self._shape, generator=generator, device=self._device)
     return self.copy_(r)
 
@@ -245,12 +298,18 @@ def randperm(n: int, *, generator=None, dtype=None, device=None, requires_grad=F
              layout=None, pin_memory=False) -> Tensor:
     """A random permutation of 0..n-1."""
     if n < 0:
-        raise RuntimeError(f"randperm: n must be non-negative, got {n}")
+        raise RuntimeError(f"randperm: Trying to create tensor with negative dimension {n}: [{n}]")
+    dt = D.int64 if dtype is None else D.to_dtype(dtype)
+    if dt is D.bool:
+        raise U.dtype_not_implemented("randperm", dt)
+    if dt.category == D._INT and n > 0:
+        U.int_in_range(n - 1, dt, "randperm")
+    if dt is D.float16 and n > 2049:
+        raise RuntimeError(f"randperm: n cannot be greater than 2049 for Half type (got {n})")
     dev = CR._resolve_device(device)
     probe = dev._backend.empty((), D.float32, dev)
     u = _uniform_float((n,), dev, _gen_for(probe, generator), max(n, 2) ** 2)
     idx = IX.argsort(u, stable=True)
-    dt = D.int64 if dtype is None else D.to_dtype(dtype)
     return CR._finish(idx.to(dt), requires_grad, out)
 
 
@@ -278,12 +337,17 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=N
     if not mt and not st:
         if size is None:
             raise TypeError("normal() with float mean and std needs a size")
+        _check_std(std)
         t = randn(*((size,) if isinstance(size, int) else size), generator=generator, dtype=dtype, device=device)
         with_ = A.add(A.mul(t, float(std)), float(mean))
         return CR._finish(with_, requires_grad, out)
+    if size is not None:
+        raise TypeError("normal(): size is only accepted with float mean and std (the tensors' shapes give it)")
     ref = mean if mt else std
-    if st and bool((std < 0).any()):
+    if st and not bool((std >= 0).all()):
         raise RuntimeError("normal expects all elements of std >= 0.0")
+    if not st:
+        _check_std(std)
     shape = U.broadcast_shapes(mean._shape if mt else (), std._shape if st else (), "normal")
     z = randn(shape, generator=generator, dtype=ref._dtype, device=ref._device)
     r = A.add(A.mul(z, std), mean)
@@ -294,7 +358,9 @@ def bernoulli(input: Tensor, p=None, *, generator=None, out=None) -> Tensor:
     """Samples 1 with probability ``input`` (or ``p``), else 0, in input's dtype."""
     probs = input if p is None else p
     if isinstance(probs, Tensor):
-        if bool(((probs < 0) | (probs > 1)).any()):
+        if probs._dtype.category != D._FLOAT:
+            raise U.dtype_not_implemented("bernoulli", probs._dtype, "the probabilities must be floating point")
+        if not bool(((probs >= 0) & (probs <= 1)).all()):
             raise RuntimeError("bernoulli: all probabilities must be in the interval [0, 1]")
     elif not 0 <= probs <= 1:
         raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={probs}")
@@ -311,6 +377,9 @@ def bernoulli_(self: Tensor, p=0.5, *, generator=None) -> Tensor:
 
 def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *, generator=None, out=None) -> Tensor:
     """Indices sampled from the rows of ``input`` (non-negative weights)."""
+    if input._dtype.category != D._FLOAT:
+        raise RuntimeError("multinomial only supports floating-point dtypes for input, got: "
+                           f"{U.type_name(input._dtype)}")
     if input.dim() not in (1, 2):
         raise RuntimeError(f"prob_dist must be 1 or 2 dim, got {input.dim()}")
     n_cat = input._shape[-1]
@@ -344,7 +413,10 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *, g
 
 def poisson(input: Tensor, generator=None) -> Tensor:
     """Poisson samples with rates ``input`` (inversion by sequential search; rates should be modest)."""
+    _check_float(input, "poisson")
     lam = input.detach().to(D.float64 if input._device._backend.supports_dtype(D.float64) else D.float32)
+    if not bool((lam >= 0).all()):
+        raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
     u = rand(lam._shape, dtype=lam._dtype, device=lam._device, generator=generator)
     k = CR.zeros_like(lam)
     p = UN.exp(UN.neg(lam))

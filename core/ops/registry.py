@@ -117,18 +117,19 @@ def dispatch(op: OpDef, dev, args: tuple, inputs: tuple):
         for t in inputs:
             if t._requires_grad or (t._base is not None and view_requires_grad(t)):
                 return _dispatch_grad(op, dev, args, inputs)
-    k = dev._kernels.get(op.name)
-    if k is not None:
-        return k(*args)
-    return _no_kernel(op, dev, args)
+    return run(op, dev, args)
 
 
 def run(op: OpDef, dev, args: tuple):
-    """Kernel, else decomposition, else fallback; no autograd recording."""
+    """Kernel, else decomposition, else fallback; no autograd recording. A result too large for
+    memory raises PyTorch's RuntimeError (numpy's MemoryError is not one)."""
     k = dev._kernels.get(op.name)
-    if k is not None:
-        return k(*args)
-    return _no_kernel(op, dev, args)
+    try:
+        if k is not None:
+            return k(*args)
+        return _no_kernel(op, dev, args)
+    except MemoryError as e:
+        raise RuntimeError(f"{op.name}: can't allocate memory: {e}") from None
 
 
 def _no_kernel(op, dev, args):
@@ -187,8 +188,7 @@ def _dispatch_grad(op, dev, args, inputs):
     prev = _grad.enabled
     _grad.enabled = False
     try:
-        k = dev._kernels.get(op.name)
-        out = k(*args) if k is not None else _no_kernel(op, dev, args)
+        out = run(op, dev, args)
     finally:
         _grad.enabled = prev
     record(op, args, inputs, out)

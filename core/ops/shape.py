@@ -2,6 +2,8 @@
 tril/triu, meshgrid, broadcast_tensors."""
 from __future__ import annotations
 
+import numpy as np
+
 from .. import _dtype as D
 from .._tensor import Size, Tensor, _wrap_dim
 from . import _args as U
@@ -50,26 +52,23 @@ def _cat_bw(ctx, g):
 @defop("cat", decomposition=_cat_decomp, backward=_cat_bw, saves=(), method=False, group="shape")
 def cat(tensors, dim: int = 0):
     """Concatenate along an existing ``dim`` (dtypes promoted; empty 1-D tensors skipped)."""
-    if isinstance(tensors, Tensor) or not isinstance(tensors, (list, tuple)):
-        raise TypeError(f"cat() argument 'tensors' (position 1) must be tuple of Tensors, not {type(tensors).__name__}")
-    tensors = list(tensors)
+    tensors = tensor_list(tensors, "cat")
     if not tensors:
-        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
-    for i, t in enumerate(tensors):
-        if not isinstance(t, Tensor):
-            raise TypeError(f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}")
+        raise ValueError("cat(): expected a non-empty list of Tensors")
+    # legacy empty 1-D tensors are skipped for the shape checks but take part in dtype promotion
+    dt = tensors[0]._dtype
+    for t in tensors[1:]:
+        if t._dtype is not dt:
+            dt = D.promote_types(dt, t._dtype)
     keep = [t for t in tensors if not (t.dim() == 1 and t._shape[0] == 0)]
     if not keep:
-        return None, tensors[0].clone(), None
+        t = tensors[0]
+        return None, (t.clone() if t._dtype is dt else CP.cast(t, dt)), None
     ref = keep[0]
     if ref.dim() == 0:
         raise RuntimeError("zero-dimensional tensor (at position 0) cannot be concatenated")
     d = _wrap_dim(dim, ref.dim(), "cat")
     dev = U.common_device("cat", *keep)
-    dt = ref._dtype
-    for t in keep[1:]:
-        if t._dtype is not dt:
-            dt = D.promote_types(dt, t._dtype)
     for i, t in enumerate(keep):
         if t.dim() != ref.dim():
             raise RuntimeError(f"Tensors must have same number of dimensions: got {ref.dim()} and {t.dim()}")
@@ -93,12 +92,26 @@ def concatenate(tensors, axis: int = 0):
     return cat(tensors, axis)
 
 
+def tensor_list(tensors, op: str, nonempty: bool = False) -> list:
+    """``tensors`` (a list or tuple of tensors) as a list, else PyTorch's TypeError naming the
+    argument or the element at fault (and its RuntimeError for none when ``nonempty``)."""
+    if not isinstance(tensors, (list, tuple)):
+        raise TypeError(f"{op}(): argument 'tensors' (position 1) must be tuple of Tensors, not "
+                        f"{type(tensors).__name__}")
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            ty = type(t)
+            name = ty.__name__ if ty.__module__ == "builtins" else f"{ty.__module__}.{ty.__qualname__}"
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got {name}")
+    if nonempty and not tensors:
+        raise RuntimeError(f"{op} expects a non-empty TensorList")
+    return list(tensors)
+
+
 @composite("stack", method=False)
 def stack(tensors, dim: int = 0):
     """Join tensors of equal shape along a new ``dim``."""
-    tensors = list(tensors)
-    if not tensors:
-        raise RuntimeError("stack expects a non-empty TensorList")
+    tensors = tensor_list(tensors, "stack", nonempty=True)
     s0 = tensors[0]._shape
     for i, t in enumerate(tensors):
         if t._shape != s0:
@@ -111,14 +124,15 @@ def stack(tensors, dim: int = 0):
 @composite("hstack", method=False)
 def hstack(tensors):
     """Concatenate column-wise (along dim 1; along dim 0 for 1-D tensors)."""
-    ts = [t if t.dim() else t.reshape(1) for t in tensors]
+    ts = tensor_list(tensors, "hstack", nonempty=True)
+    ts = [t if t.dim() else t.reshape(1) for t in ts]
     return cat(ts, 0 if ts[0].dim() == 1 else 1)
 
 
 @composite("vstack", method=False)
 def vstack(tensors):
     """Concatenate row-wise (1-D tensors become rows)."""
-    return cat([V.atleast_2d(t) for t in tensors], 0)
+    return cat([V.atleast_2d(t) for t in tensor_list(tensors, "vstack", nonempty=True)], 0)
 
 
 row_stack = vstack
@@ -127,13 +141,13 @@ row_stack = vstack
 @composite("dstack", method=False)
 def dstack(tensors):
     """Concatenate along a third dim (tensors are made at least 3-D)."""
-    return cat([V.atleast_3d(t) for t in tensors], 2)
+    return cat([V.atleast_3d(t) for t in tensor_list(tensors, "dstack", nonempty=True)], 2)
 
 
 @composite("column_stack", method=False)
 def column_stack(tensors):
     """Stack 1-D tensors as columns (and concatenate 2-D ones) along dim 1."""
-    ts = [t.reshape(-1, 1) if t.dim() <= 1 else t for t in tensors]
+    ts = [t.reshape(-1, 1) if t.dim() <= 1 else t for t in tensor_list(tensors, "column_stack", nonempty=True)]
     return cat(ts, 1)
 
 
@@ -303,18 +317,37 @@ def triu(input, diagonal: int = 0):
 tril_, triu_ = tril.inplace, triu.inplace
 
 
-def tril_indices(row, col, offset=0, *, dtype=None, device=None):
+def _tri_indices(row, col, offset, upper, dtype, device, op):
+    """The [2, n] indices of a row x col matrix's triangle, computed per row at once: row i holds
+    columns [0, i + offset] (lower) or [i + offset, col) (upper), clipped to the matrix."""
+    for name, v in (("row", row), ("col", col)):
+        if v < 0:
+            raise RuntimeError(f"{op}: {name} must be non-negative, got{v}")
+    dt = D.int64 if dtype is None else D.to_dtype(dtype)
+    if dt is not D.int64 and dt is not D.int32:
+        raise U.dtype_not_implemented(op, dt)
+    i = np.arange(row, dtype=np.int64)
+    if upper:
+        first = np.clip(i + offset, 0, col)
+        counts = col - first
+    else:
+        first = np.zeros(row, dtype=np.int64)
+        counts = np.clip(i + offset + 1, 0, col)
+    starts = np.cumsum(counts) - counts
+    n = int(counts.sum()) if row else 0
+    rows = np.repeat(i, counts)
+    cols = np.arange(n, dtype=np.int64) - np.repeat(starts - first, counts)
+    return CR.from_host(np.stack([rows, cols]).astype(dt.np), dt, CR._resolve_device(device))
+
+
+def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
     """The [2, n] indices of the lower triangle of a row x col matrix (on and below ``offset``)."""
-    idx = [(i, j) for i in range(row) for j in range(col) if j - i <= offset]
-    return CR.tensor([[i for i, _ in idx], [j for _, j in idx]], dtype=dtype or D.int64,
-                     device=device).reshape(2, len(idx))
+    return _tri_indices(row, col, offset, False, dtype, device, "tril_indices")
 
 
-def triu_indices(row, col, offset=0, *, dtype=None, device=None):
+def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
     """The [2, n] indices of the upper triangle of a row x col matrix (on and above ``offset``)."""
-    idx = [(i, j) for i in range(row) for j in range(col) if j - i >= offset]
-    return CR.tensor([[i for i, _ in idx], [j for _, j in idx]], dtype=dtype or D.int64,
-                     device=device).reshape(2, len(idx))
+    return _tri_indices(row, col, offset, True, dtype, device, "triu_indices")
 
 
 @composite("meshgrid", out=False, method=False)

@@ -303,6 +303,11 @@ def movedim(input: Tensor, source, destination):
                            f"number of dims as destination ({dst} dims)")
     src = [_wrap_dim(d, nd, "movedim") for d in src]
     dst = [_wrap_dim(d, nd, "movedim") for d in dst]
+    for name, ds in (("source", src), ("destination", dst)):
+        if len(set(ds)) != len(ds):
+            raise RuntimeError(f"movedim: repeated dim in `{name}` ({ds})")
+    if nd == 0:
+        return permute(input, ())
     order = [-1] * nd
     for s, d in zip(src, dst):
         order[d] = s
@@ -497,7 +502,12 @@ def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
 def unflatten(input: Tensor, dim: int, sizes) -> Tensor:
     """Split dim ``dim`` into ``sizes`` (one may be -1)."""
     nd = input.dim()
+    if nd == 0:
+        raise RuntimeError("unflatten: Dimension specified as 0 but tensor has no dimensions (a 0-d tensor has no dim "
+                           "to unflatten)")
     d = _wrap_dim(dim, nd, "unflatten")
+    if len(tuple(sizes)) == 0:
+        raise RuntimeError("unflatten: sizes must be non-empty")
     sizes = infer_size(tuple(sizes), input._shape[d], "unflatten")
     return view(input, input._shape[:d] + tuple(sizes) + input._shape[d + 1:]) if _viewable(input, d, sizes) else \
         reshape(input, input._shape[:d] + tuple(sizes) + input._shape[d + 1:])
@@ -520,8 +530,10 @@ def split(tensor: Tensor, split_size_or_sections, dim: int = 0):
     size = tensor._shape[d]
     if isinstance(split_size_or_sections, int):
         step = split_size_or_sections
-        if step <= 0 and not (step == 0 and size == 0):
+        if step < 0:
             raise RuntimeError(f"split expects split_size be non-negative, but got split_size={step}")
+        if step == 0 and size != 0:
+            raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {size}")
         if size == 0:
             return (tensor,)
         return tuple(narrow(tensor, d, s, min(step, size - s)) for s in range(0, size, step))
@@ -541,10 +553,13 @@ def chunk(input: Tensor, chunks: int, dim: int = 0):
     """``chunks`` views of nearly equal size along ``dim`` (fewer when the size is small)."""
     if chunks <= 0:
         raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
+    if input.dim() == 0:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
     d = _wrap_dim(dim, input.dim(), "chunk")
     size = input._shape[d]
-    step = max(1, -(-size // chunks))
-    return split(input, step, d)
+    if size == 0:  # as PyTorch: ``chunks`` empty pieces
+        return tuple(narrow(input, d, 0, 0) for _ in range(chunks))
+    return split(input, -(-size // chunks), d)
 
 
 @composite("tensor_split", out=False)

@@ -97,7 +97,11 @@ class NumpyBackend(Backend):
         return platform.processor() or platform.machine() or "cpu"
 
     def empty(self, shape, dtype, device):
-        a = np.empty(shape, dtype=dtype.np)
+        try:
+            a = np.empty(shape, dtype=dtype.np)
+        except (MemoryError, ValueError) as e:  # ValueError: numpy's "array is too big"
+            raise RuntimeError(f"can't allocate memory: you tried to allocate a {dtype.name} tensor of shape "
+                               f"{list(shape)} ({e})") from None
         return wrap(a, device)
 
     def from_numpy(self, array, device, non_blocking: bool = False):

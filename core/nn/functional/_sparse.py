@@ -19,6 +19,13 @@ def _check_indices(op, input):
                            f"scalar types: Long, Int; but got {input.type()} instead (input {desc(input)})")
 
 
+def _same_device(op, weight, *tensors):
+    for t in tensors:
+        if t is not None and t.device != weight.device:
+            raise RuntimeError(f"{op}: Expected all tensors to be on the same device, but found at least two devices, "
+                               f"{weight.device} and {t.device}! (weight {desc(weight)}, {desc(t)})")
+
+
 def _padding_idx(padding_idx, num):
     if padding_idx is None:
         return None
@@ -61,6 +68,7 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max
     check_tensor(weight, "embedding", "weight")
     if weight.dim() != 2:
         raise RuntimeError(f"embedding: 'weight' must be 2-D, got {desc(weight)}")
+    _same_device("embedding", weight, input)
     num = weight.shape[0]
     padding_idx = _padding_idx(padding_idx, num)
     _check_range("embedding", input, num)
@@ -88,6 +96,8 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
     if per_sample_weights is not None and mode != "sum":
         raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. per_sample_weights is only "
                                   f"supported for mode='sum' (got mode='{mode}'). Please open a feature request.")
+    check_tensor(weight, "embedding_bag", "weight")
+    _same_device("embedding_bag", weight, input, offsets, per_sample_weights)
     num = weight.shape[0]
     padding_idx = _padding_idx(padding_idx, num)
     idx = input.to(D.int64)

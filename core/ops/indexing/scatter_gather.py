@@ -58,6 +58,12 @@ def _index_arg(index, op: str, dev, what: str = "index") -> Tensor:
         if isinstance(index, (list, tuple)):
             return _as_index(list(index), op, dev)
         raise TypeError(f"{op}(): argument '{what}' must be Tensor, not {type(index).__name__}")
+    if index._device is not dev and index._device != dev:
+        if index._device._type != "cpu" or index._shape:
+            raise RuntimeError(f"{op}: Expected all tensors to be on the same device, but found at least two "
+                               f"devices, {dev} and {index._device}! (when checking argument '{what}': "
+                               f"{U.desc(index)})")
+        index = index.to(dev)  # a cpu 0-d index goes along, as PyTorch
     dt = index._dtype
     if dt is _INT64:
         return index

@@ -83,7 +83,9 @@ def test_python_scalars_out_of_the_dtype_range_are_refused(device):
                                                                                         device=device), 128)):
         with pytest.raises(RuntimeError, match="overflow"):
             fill()
-    assert ember.zeros(2, dtype=i8, device=device).fill_(-128.7).tolist() == [-128, -128]  # truncates, in range
+    assert ember.zeros(2, dtype=i8, device=device).fill_(-127.7).tolist() == [-127, -127]  # truncates, in range
+    with pytest.raises(RuntimeError, match="overflow"):  # PyTorch compares the float itself: below -128
+        ember.zeros(2, dtype=i8, device=device).fill_(-128.7)
     # a bound beyond the dtype's range clamps nothing (PyTorch would wrap -1 to 255 for uint8)
     assert ember.clamp(ember.tensor([1, 5], dtype=u8, device=device), -1, 3).tolist() == [1, 3]
 

@@ -110,9 +110,13 @@ class Indexing(KernelGroup):
         s, v = self.nd(seq), self.nd(values)
         side = "right" if right else "left"
         out = xp.empty(v.shape, dtype=xp.int64)
-        s2 = s.reshape(-1, s.shape[-1])
-        v2 = v.reshape(-1, v.shape[-1])
-        o2 = out.reshape(-1, v.shape[-1])
+        rows = 1
+        for n in s.shape[:-1]:
+            rows *= n
+        # explicit row counts: -1 cannot be inferred when the last dim is empty
+        s2 = s.reshape(rows, s.shape[-1])
+        v2 = v.reshape(rows, v.shape[-1])
+        o2 = out.reshape(rows, v.shape[-1])
         for i in range(s2.shape[0]):
             o2[i] = xp.searchsorted(s2[i], v2[i], side=side)
         return self.wrap(out, seq._device)
