@@ -3,9 +3,11 @@ from __future__ import annotations
 
 import math
 
+from ... import _dtype as D
 from ... import ops as _ops
 from ..._tensor import Tensor
 from ...ops import nn as _nnops
+from ...ops._args import dtype_not_implemented, int_in_range
 from ._util import check_tensor
 
 __all__ = ["relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "prelu", "rrelu", "elu", "elu_", "selu", "selu_",
@@ -16,6 +18,27 @@ __all__ = ["relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "prelu", "rrel
 
 def _inplace(input: Tensor, result: Tensor, inplace: bool) -> Tensor:
     return input.copy_(result) if inplace else result
+
+
+def _floating(input: Tensor, op: str) -> Tensor:
+    """``input``, refused unless floating (PyTorch's kernels for ``op`` have no integer or bool
+    version: NotImplementedError)."""
+    check_tensor(input, op)
+    if input.dtype.category != D._FLOAT:
+        raise dtype_not_implemented(op, input.dtype)
+    return input
+
+
+def _opmath(input: Tensor) -> Tensor:
+    """``input`` in the dtype PyTorch's CPU kernels compute in: float32 for float16 and bfloat16
+    (the result is rounded once, and float16 intermediates don't overflow)."""
+    return input.float() if input.dtype in (D.float16, D.bfloat16) else input
+
+
+def _int_bound(v, dtype, op: str) -> int:
+    """A python bound or fill value for an integer input, as PyTorch converts it (truncated,
+    overflow refused)."""
+    return int_in_range(int(v), dtype, op)
 
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
@@ -38,6 +61,13 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace
     check_tensor(input, "hardtanh")
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
+    dt = input.dtype
+    if dt == D.bool:
+        raise RuntimeError("Bool inputs not supported for hardtanh")
+    if dt.category != D._FLOAT:  # integer inputs keep their dtype: the bounds are truncated to it
+        if not dt.is_signed and (min_val < 0 or max_val < 0):
+            raise RuntimeError(f"cannot do hardtanh on an unsigned type with negative limits (input {dt})")
+        min_val, max_val = _int_bound(min_val, dt, "hardtanh"), _int_bound(max_val, dt, "hardtanh")
     return _ops.clamp_(input, min_val, max_val) if inplace else _ops.clamp(input, min_val, max_val)
 
 
@@ -47,7 +77,7 @@ def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Ten
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
     """x for x >= 0, negative_slope * x otherwise."""
-    check_tensor(input, "leaky_relu")
+    _floating(input, "leaky_relu")
     return _inplace(input, _ops.where(input >= 0, input, input * negative_slope), inplace)
 
 
@@ -57,7 +87,7 @@ def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
 
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
     """leaky_relu with a learnable slope per channel (dim 1) or one shared slope."""
-    check_tensor(input, "prelu")
+    _floating(input, "prelu")
     check_tensor(weight, "prelu", "weight")
     if weight.numel() != 1:
         if input.dim() < 2 and not (input.dim() == 1 and weight.numel() == input.shape[0]):
@@ -78,7 +108,7 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, trainin
           inplace: bool = False) -> Tensor:
     """Randomized leaky ReLU: a slope drawn from U(lower, upper) per element in training, the
     mean slope otherwise."""
-    check_tensor(input, "rrelu")
+    _floating(input, "rrelu")
     if training:
         a = _ops.empty_like(input).uniform_(lower, upper)
         r = _ops.where(input >= 0, input, input * a)
@@ -89,9 +119,9 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, trainin
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """x for x > 0, alpha * (exp(x) - 1) otherwise."""
-    check_tensor(input, "elu")
-    neg = _ops.expm1(_ops.clamp(input, max=0.0)) * alpha  # clamped so the unused branch never overflows
-    return _inplace(input, _ops.where(input > 0, input, neg), inplace)
+    x = _opmath(_floating(input, "elu"))
+    neg = _ops.expm1(_ops.clamp(x, max=0.0)) * alpha  # clamped so the unused branch never overflows
+    return _inplace(input, _ops.where(x > 0, x, neg).to(input.dtype), inplace)
 
 
 def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
@@ -104,8 +134,8 @@ _SELU_SCALE = 1.0507009873554804934193349852946
 
 def selu(input: Tensor, inplace: bool = False) -> Tensor:
     """scale * elu(x, alpha) with the self-normalising constants."""
-    check_tensor(input, "selu")
-    return _inplace(input, elu(input, _SELU_ALPHA) * _SELU_SCALE, inplace)
+    x = _opmath(_floating(input, "selu"))
+    return _inplace(input, (elu(x, _SELU_ALPHA) * _SELU_SCALE).to(input.dtype), inplace)
 
 
 def selu_(input: Tensor) -> Tensor:
@@ -114,11 +144,11 @@ def selu_(input: Tensor) -> Tensor:
 
 def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """max(0, x) + min(0, alpha * (exp(x / alpha) - 1))."""
-    check_tensor(input, "celu")
+    x = _opmath(_floating(input, "celu"))
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError: celu: alpha must not be 0")
-    neg = _ops.expm1(_ops.clamp(input, max=0.0) / alpha) * alpha
-    return _inplace(input, _ops.where(input > 0, input, neg), inplace)
+    neg = _ops.expm1(_ops.clamp(x, max=0.0) / alpha) * alpha
+    return _inplace(input, _ops.where(x > 0, x, neg).to(input.dtype), inplace)
 
 
 def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
@@ -127,25 +157,25 @@ def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
 
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     """x * Phi(x); ``approximate='tanh'`` uses the tanh formula."""
-    check_tensor(input, "gelu")
+    x = _opmath(_floating(input, "gelu"))
     if approximate == "none":
-        return input * (_ops.erf(input * (1.0 / math.sqrt(2.0))) + 1.0) * 0.5
+        return (x * (_ops.erf(x * (1.0 / math.sqrt(2.0))) + 1.0) * 0.5).to(input.dtype)
     if approximate == "tanh":
-        inner = (input + input * input * input * 0.044715) * math.sqrt(2.0 / math.pi)
-        return input * (_ops.tanh(inner) + 1.0) * 0.5
+        inner = (x + x * x * x * 0.044715) * math.sqrt(2.0 / math.pi)
+        return (x * (_ops.tanh(inner) + 1.0) * 0.5).to(input.dtype)
     raise RuntimeError(f"approximate argument must be either none or tanh, got {approximate!r}")
 
 
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
     """x * sigmoid(x) (swish)."""
-    check_tensor(input, "silu")
-    return _inplace(input, input * _ops.sigmoid(input), inplace)
+    x = _opmath(_floating(input, "silu"))
+    return _inplace(input, (x * _ops.sigmoid(x)).to(input.dtype), inplace)
 
 
 def mish(input: Tensor, inplace: bool = False) -> Tensor:
     """x * tanh(softplus(x))."""
-    check_tensor(input, "mish")
-    return _inplace(input, input * _ops.tanh(softplus(input)), inplace)
+    x = _opmath(_floating(input, "mish"))
+    return _inplace(input, (x * _ops.tanh(softplus(x))).to(input.dtype), inplace)
 
 
 def sigmoid(input: Tensor) -> Tensor:
@@ -158,35 +188,35 @@ def tanh(input: Tensor) -> Tensor:
 
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
     """x * relu6(x + 3) / 6."""
-    check_tensor(input, "hardswish")
-    return _inplace(input, input * _ops.clamp(input + 3.0, 0.0, 6.0) / 6.0, inplace)
+    x = _opmath(_floating(input, "hardswish"))
+    return _inplace(input, (x * _ops.clamp(x + 3.0, 0.0, 6.0) / 6.0).to(input.dtype), inplace)
 
 
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
     """relu6(x + 3) / 6."""
-    check_tensor(input, "hardsigmoid")
-    return _inplace(input, _ops.clamp(input + 3.0, 0.0, 6.0) / 6.0, inplace)
+    x = _opmath(_floating(input, "hardsigmoid"))
+    return _inplace(input, (_ops.clamp(x + 3.0, 0.0, 6.0) / 6.0).to(input.dtype), inplace)
 
 
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     """log(1 + exp(beta * x)) / beta, linear above ``threshold`` (for stability)."""
-    check_tensor(input, "softplus")
-    bx = input * beta if beta != 1 else input
+    x = _opmath(_floating(input, "softplus"))
+    bx = x * beta if beta != 1 else x
     soft = _ops.log1p(_ops.exp(_ops.clamp(bx, max=threshold)))
     if beta != 1:
         soft = soft / beta
-    return _ops.where(bx > threshold, input, soft)
+    return _ops.where(bx > threshold, x, soft).to(input.dtype)
 
 
 def logsigmoid(input: Tensor) -> Tensor:
     """log(sigmoid(x)), computed stably."""
-    check_tensor(input, "logsigmoid")
-    return _ops.clamp(input, max=0.0) - _ops.log1p(_ops.exp(-_ops.abs(input)))
+    x = _opmath(_floating(input, "logsigmoid"))
+    return (_ops.clamp(x, max=0.0) - _ops.log1p(_ops.exp(-_ops.abs(x)))).to(input.dtype)
 
 
 def softsign(input: Tensor) -> Tensor:
     """x / (1 + |x|)."""
-    return input / (_ops.abs(input) + 1.0)
+    return input / (_ops.abs(input) + 1)
 
 
 def tanhshrink(input: Tensor) -> Tensor:
@@ -196,22 +226,32 @@ def tanhshrink(input: Tensor) -> Tensor:
 
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """x where |x| > lambd, else 0."""
-    check_tensor(input, "hardshrink")
-    return _ops.where(_ops.abs(input) > lambd, input, 0.0)
+    _floating(input, "hardshrink")
+    # PyTorch's test is "inside [-lambd, lambd]", so NaN (outside every interval) passes through
+    return _ops.where((input >= -lambd) & (input <= lambd), 0.0, input)
 
 
 def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """x - lambd above lambd, x + lambd below -lambd, 0 between."""
-    check_tensor(input, "softshrink")
+    _floating(input, "softshrink")
     if lambd < 0:
         raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
-    return _ops.where(input > lambd, input - lambd, _ops.where(input < -lambd, input + lambd, 0.0))
+    # x * 0 in the middle, as PyTorch: NaN stays NaN (and -0.0 keeps its sign)
+    return _ops.where(input > lambd, input - lambd, _ops.where(input < -lambd, input + lambd, input * 0))
 
 
 def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
     """x where x > threshold, else value."""
     check_tensor(input, "threshold")
-    return _inplace(input, _ops.where(input > threshold, input, float(value)), inplace)
+    dt = input.dtype
+    if dt == D.bool:
+        raise dtype_not_implemented("threshold", dt)
+    if dt.category != D._FLOAT:  # integer inputs keep their dtype: threshold and value are truncated to it
+        threshold, value = _int_bound(threshold, dt, "threshold"), _int_bound(value, dt, "threshold")
+    else:
+        value = float(value)
+    # "x <= threshold gives value", as PyTorch: NaN is kept
+    return _inplace(input, _ops.where(input <= threshold, value, input), inplace)
 
 
 def threshold_(input: Tensor, threshold_: float, value: float) -> Tensor:
@@ -220,14 +260,14 @@ def threshold_(input: Tensor, threshold_: float, value: float) -> Tensor:
 
 def glu(input: Tensor, dim: int = -1) -> Tensor:
     """a * sigmoid(b) for the two halves a, b of ``input`` along ``dim``."""
-    check_tensor(input, "glu")
+    _floating(input, "glu")
     if input.dim() == 0:
         raise RuntimeError("glu does not support scalars because halving size must be even")
     d = dim + input.dim() if dim < 0 else dim
     n = input.shape[d]
     if n % 2:
         raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size {n}")
-    a, b = input.chunk(2, d)
+    a, b = input.narrow(d, 0, n // 2), input.narrow(d, n // 2, n // 2)  # (chunk gives one piece of an empty dim)
     return a * _ops.sigmoid(b)
 
 

@@ -102,6 +102,9 @@ def _conv_prep(op, nsp, input, weight, bias, stride, padding, dilation, groups):
         raise RuntimeError(f"{op}: non-positive stride is not supported (stride={list(stride)})")
     if any(d <= 0 for d in dilation):
         raise RuntimeError(f"{op}: dilation should be greater than zero (dilation={list(dilation)})")
+    if weight.shape[0] == 0:
+        raise RuntimeError(f"{op}: Given groups={groups}, expected weight to be at least 1 at dimension 0, but got "
+                           f"weight of size {list(weight.shape)} instead")
     return x, batched, stride, dilation
 
 
@@ -146,7 +149,11 @@ def _conv_nd(op, nsp, input, weight, bias, stride, padding, dilation, groups):
     if any(e > p for e, p in zip(eff, padded)):
         raise RuntimeError(f"{op}: Calculated padded input size per channel: ({' x '.join(map(str, padded))}). Kernel "
                            f"size: ({' x '.join(map(str, eff))}). Kernel size can't be greater than actual input size")
-    out = _nnops.convolution(x, weight, bias, stride, padding, dilation, groups)
+    if C == 0:  # PyTorch answers an input without channels with an empty (N, 0, *out) result
+        out_sp = tuple(conv_out(padded[i], kernel[i], stride[i], 0, dilation[i]) for i in range(nsp))
+        out = x.reshape((x.shape[0], 0) + out_sp)
+    else:
+        out = _nnops.convolution(x, weight, bias, stride, padding, dilation, groups)
     return out if batched else out.squeeze(0)
 
 

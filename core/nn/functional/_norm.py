@@ -1,6 +1,8 @@
 """Normalisation: batch, instance, layer, group, RMS and local response norm; ``F.normalize``."""
 from __future__ import annotations
 
+import math
+
 from ... import _dtype as D
 from ... import ops as _ops
 from ... import _state
@@ -38,12 +40,12 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         if t is not None and t.numel() != C:
             raise RuntimeError(f"batch_norm: {name} should contain {C} elements not {t.numel()} (input {desc(input)})")
     if training:
-        n = input.numel() // C
-        if n <= 1:
+        n = input.numel() // C if C else 0
+        if n == 1:  # (an empty batch is allowed: an empty result, running statistics untouched)
             raise ValueError("Expected more than 1 value per channel when training, got input size "
                              f"{list(input.shape)}")
         out, mean, invstd = _nnops.batch_norm(input, weight, bias, eps)
-        if running_mean is not None or running_var is not None:
+        if n and (running_mean is not None or running_var is not None):
             _update_running(running_mean, running_var, mean, invstd, n, eps, momentum)
         return out
     if running_mean is None or running_var is None:
@@ -125,7 +127,7 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bia
     if C % num_groups:
         raise RuntimeError(f"group_norm: Expected number of channels in input to be divisible by num_groups, but got "
                            f"input of shape {list(input.shape)} and num_groups={num_groups}")
-    x = input.reshape(N, num_groups, -1)
+    x = input.reshape(N, num_groups, C // num_groups * math.prod(input.shape[2:]))  # (no -1: N may be 0)
     out = _nnops.layer_norm(x, None, None, 1, eps)[0].reshape(input.shape)
     cs = _channel_shape(input)
     if weight is not None:
@@ -136,17 +138,19 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bia
 
 
 def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, eps: float | None = None) -> Tensor:
-    """x / sqrt(mean(x^2) + eps) over the trailing dims, times ``weight`` (eps defaults to the dtype's epsilon)."""
+    """x / sqrt(mean(x^2) + eps) over the trailing dims, times ``weight`` (eps defaults to the dtype's epsilon).
+    float16 and bfloat16 inputs are normalised in float32 (their eps is float32's), as PyTorch."""
     check_tensor(input, "rms_norm")
     ns = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
     k = len(ns)
     if tuple(input.shape[input.dim() - k:]) != ns:
         raise RuntimeError(f"rms_norm: Given normalized_shape={list(ns)}, expected input with shape "
                            f"[*, {', '.join(map(str, ns))}], but got input of size{list(input.shape)}")
+    x = input.float() if input.dtype in (D.float16, D.bfloat16) else input
     if eps is None:
-        eps = D.finfo(input.dtype).eps
+        eps = D.finfo(x.dtype).eps
     dims = tuple(range(input.dim() - k, input.dim()))
-    out = input * _ops.rsqrt((input * input).mean(dims, keepdim=True) + eps)
+    out = (x * _ops.rsqrt((x * x).mean(dims, keepdim=True) + eps)).to(input.dtype)
     return out * weight if weight is not None else out
 
 

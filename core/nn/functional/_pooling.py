@@ -9,6 +9,7 @@ from ...ops import creation as _factory
 from ... import ops as _ops
 from ..._tensor import Tensor
 from ...ops import nn as _nnops
+from ...ops._args import dtype_not_implemented
 from ._util import check_tensor, desc, ntuple
 
 __all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices", "max_pool2d_with_indices",
@@ -18,13 +19,17 @@ __all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices", 
            "lp_pool1d", "lp_pool2d", "lp_pool3d", "max_unpool1d", "max_unpool2d", "max_unpool3d"]
 
 
-def _batched(op, input, nsp):
+def _batched(op, input, nsp, nonempty=False):
+    """``input`` with a batch dim, and whether it had one; ``nonempty`` refuses empty channel or
+    spatial dims (only the batch may be empty), as PyTorch's max/avg/lp pooling does."""
     check_tensor(input, op)
-    if input.dim() == nsp + 2:
-        return input, True
-    if input.dim() == nsp + 1:
-        return input.unsqueeze(0), False
-    raise RuntimeError(f"{op}: Expected {nsp + 1}D or {nsp + 2}D input tensor (got {desc(input)})")
+    if input.dim() not in (nsp + 1, nsp + 2):
+        raise RuntimeError(f"{op}: Expected {nsp + 1}D or {nsp + 2}D input tensor (got {desc(input)})")
+    batched = input.dim() == nsp + 2
+    if nonempty and any(s == 0 for s in input.shape[int(batched):]):
+        raise RuntimeError(f"{op}: Expected {nsp + 1}D or {nsp + 2}D (batch mode) tensor with optional 0 dim batch "
+                           f"size for input, but got:{list(input.shape)}")
+    return (input, True) if batched else (input.unsqueeze(0), False)
 
 
 def _pool_args(op, nsp, x, kernel_size, stride, padding, dilation, ceil_mode):
@@ -51,7 +56,7 @@ def _pool_args(op, nsp, x, kernel_size, stride, padding, dilation, ceil_mode):
 
 
 def _max_pool(op, nsp, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
-    x, batched = _batched(op, input, nsp)
+    x, batched = _batched(op, input, nsp, True)
     k, s, p, d = _pool_args(op, nsp, x, kernel_size, stride, padding, dilation, ceil_mode)
     out, idx = _nnops.max_pool(x, k, s, p, d, ceil_mode)
     if not batched:
@@ -93,7 +98,7 @@ def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation
 
 
 def _avg_pool(op, nsp, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
-    x, batched = _batched(op, input, nsp)
+    x, batched = _batched(op, input, nsp, True)
     k, s, p, _ = _pool_args(op, nsp, x, kernel_size, stride, padding, 1, ceil_mode)
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError(f"{op}: divisor must be not zero")
@@ -133,7 +138,8 @@ def _adaptive_sizes(op, nsp, x, output_size):
     out = tuple(x.shape[2 + i] if o is None else int(o) for i, o in enumerate(output_size))
     if any(o < 0 for o in out):
         raise RuntimeError(f"{op}: output_size must be non-negative, got {list(out)}")
-    if any(s == 0 for s in x.shape[2:]):
+    # (PyTorch's adaptive max pooling and 3-d average pooling also refuse 0 channels)
+    if any(s == 0 for s in x.shape[2:]) or (x.shape[1] == 0 and (op.startswith("adaptive_max") or nsp == 3)):
         raise RuntimeError(f"{op}: Expected input to have non-zero size for non-batch dimensions, but got {desc(x)}")
     return out
 
@@ -142,25 +148,39 @@ def _bounds(L, O):
     return [((i * L) // O, -(-((i + 1) * L) // O)) for i in range(O)]
 
 
+def _empty_window(x, out):
+    """The (N, C, *out) result of pooling to an empty output size, still in ``x``'s graph."""
+    return x.flatten(2).narrow(2, 0, 0).reshape(tuple(x.shape[:2]) + tuple(out))
+
+
 def _adaptive_avg(op, nsp, input, output_size):
     x, batched = _batched(op, input, nsp)
+    if x.dtype.category != D._FLOAT:
+        raise dtype_not_implemented(op, x.dtype)
     out = _adaptive_sizes(op, nsp, x, output_size)
     sp = x.shape[2:]
-    if all(o == 1 for o in out):  # global average pooling: a mean (its gradient is a broadcast)
+    if any(o == 0 for o in out):
+        r = _empty_window(x, out)
+    elif all(o == 1 for o in out):  # global average pooling: a mean (its gradient is a broadcast)
         r = x.mean(tuple(range(2, 2 + nsp)), keepdim=True)
     elif all(sp[i] % out[i] == 0 for i in range(nsp)):
         k = tuple(sp[i] // out[i] for i in range(nsp))
         r = _nnops.avg_pool(x, k, k, (0,) * nsp, False, True, None) if any(v > 1 for v in k) else x
     else:
-        # windows of varying size: average along each dim with a (O x L) matrix (separable)
+        # windows of varying size, one dim at a time (separable): gather each window's elements,
+        # padded to the widest window with a zero appended to the dim, sum and divide by its size
+        # (a gather, not a matmul with an averaging matrix, so an inf or NaN stays in its windows)
         r = x
         for i in range(nsp):
-            L, O = sp[i], out[i]
-            rows = []
-            for a, b in _bounds(L, O):
-                rows.append([1.0 / (b - a) if a <= j < b else 0.0 for j in range(L)])
-            A = _factory.tensor(rows, dtype=x.dtype, device=x.device)
-            r = r.movedim(2 + i, -1).matmul(A.t()).movedim(-1, 2 + i)
+            d, L, O = 2 + i, sp[i], out[i]
+            b = _bounds(L, O)
+            kmax = max(e - s for s, e in b)
+            idx = [s + j if s + j < e else L for s, e in b for j in range(kmax)]
+            zero = _factory.zeros(r.shape[:d] + (1,) + r.shape[d + 1:], dtype=r.dtype, device=r.device)
+            w = _ops.cat([r, zero], d).index_select(d, _factory.tensor(idx, dtype=D.int64, device=r.device))
+            w = w.reshape(r.shape[:d] + (O, kmax) + r.shape[d + 1:]).sum(d + 1)
+            n = _factory.tensor([e - s for s, e in b], dtype=r.dtype, device=r.device)
+            r = w / n.reshape((O,) + (1,) * (nsp - 1 - i))
     return r if batched else r.squeeze(0)
 
 
@@ -182,6 +202,13 @@ def _adaptive_max(op, nsp, input, output_size, return_indices):
     x, batched = _batched(op, input, nsp)
     out = _adaptive_sizes(op, nsp, x, output_size)
     sp = x.shape[2:]
+    if any(o == 0 for o in out):
+        shape = tuple(x.shape[:2]) + out
+        vals = _empty_window(x, out)
+        pos = _factory.empty(shape, dtype=D.int64, device=x.device)
+        if not batched:
+            vals, pos = vals.squeeze(0), pos.squeeze(0)
+        return (vals, pos) if return_indices else vals
     # gather every window (padded to the largest window by repeating its last index)
     idx_tabs = []
     for i in range(nsp):
@@ -202,7 +229,7 @@ def _adaptive_max(op, nsp, input, output_size, return_indices):
     ks = [len(tab[0]) for tab in idx_tabs]
     flat_idx = flat_idx.expand(tuple(shape_o) + tuple(ks)).reshape(tuple(shape_o) + (-1,))  # (*out, K)
     N, C = x.shape[:2]
-    xf = x.reshape(N, C, -1)
+    xf = x.reshape(N, C, math.prod(sp))  # (no -1: N may be 0)
     K = flat_idx.shape[-1]
     g = xf.index_select(2, flat_idx.reshape(-1)).reshape((N, C) + tuple(shape_o) + (K,))
     vals, arg = g.max(-1)
@@ -237,7 +264,7 @@ def adaptive_max_pool2d_with_indices(input, output_size, return_indices=True):
 
 
 def _lp_pool(op, nsp, input, norm_type, kernel_size, stride, ceil_mode):
-    x, batched = _batched(op, input, nsp)
+    x, batched = _batched(op, input, nsp, True)
     k = ntuple(kernel_size, nsp, "kernel_size", op)
     s = k if stride is None else ntuple(stride, nsp, "stride", op)
     K = math.prod(k)

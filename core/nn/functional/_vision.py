@@ -3,6 +3,8 @@ pixel (un)shuffle and channel shuffle."""
 from __future__ import annotations
 
 import math
+import numbers
+import struct
 import warnings
 
 from ... import _dtype as D
@@ -91,16 +93,37 @@ def _cubic_coeffs(t, A=-0.75):
     return (c2(t + 1), c1(t), c1(1 - t), c2(2 - t))
 
 
+def _f32(v: float) -> float:
+    """``v`` rounded to float32 (PyTorch's nearest kernels compute their source index in float)."""
+    return struct.unpack("f", struct.pack("f", v))[0]
+
+
+def _nearest_index(in_size, out_size, scale, mode, nsp, double):
+    """The source index of each output position for 'nearest' / 'nearest-exact', as PyTorch's CPU
+    kernels compute it: ``floor(o * scale)`` (``floor((o + 0.5) * scale)``) in float32 (float64
+    for double inputs, except 2-d), with the 2-d 'nearest' kernel's shortcuts for an unchanged
+    or doubled size."""
+    if mode == "nearest" and nsp == 2:
+        if out_size == in_size:
+            return list(range(out_size))
+        if out_size == 2 * in_size:
+            return [o >> 1 for o in range(out_size)]
+        double = False
+    rnd = float if double else _f32
+    s = rnd(scale)
+    off = 0.5 if mode == "nearest-exact" else 0.0
+    return [min(math.floor(rnd(rnd(o + off) * s)), in_size - 1) for o in range(out_size)]
+
+
 def _interp_dim(x, d, in_size, out_size, scale, mode, align_corners):
     dev = x.device
     shape = [1] * x.dim()
     shape[d] = out_size
     if mode in ("nearest", "nearest-exact"):
-        idx = []
-        for o in range(out_size):
-            src = math.floor((o + 0.5) * scale) if mode == "nearest-exact" else math.floor(o * scale)
-            idx.append(min(src, in_size - 1))
+        idx = _nearest_index(in_size, out_size, scale, mode, x.dim() - 2, x.dtype == D.float64)
         return x.index_select(d, _factory.tensor(idx, dtype=D.int64, device=dev))
+    if mode != "bicubic" and out_size == in_size:  # PyTorch's linear kernels copy a dim whose size is kept
+        return x
     if mode == "bicubic":
         taps = [[], [], [], []]
         ws = [[], [], [], []]
@@ -128,7 +151,15 @@ def _interp_dim(x, d, in_size, out_size, scale, mode, align_corners):
     a = x.index_select(d, _factory.tensor(i0s, dtype=D.int64, device=dev))
     b = x.index_select(d, _factory.tensor(i1s, dtype=D.int64, device=dev))
     lam = _factory.tensor(ls, dtype=x.dtype, device=dev).reshape(shape)
-    return a + (b - a) * lam
+    # (1 - lam) * a + lam * b, as PyTorch: an inf tap with weight 1 stays inf (a + (b - a) * lam gives NaN)
+    return a * (1 - lam) + b * lam
+
+
+def _is_integer(v) -> bool:
+    """An integer size: a python or numpy integer (not a bool) or an integer tensor."""
+    if isinstance(v, Tensor):
+        return v.dtype.category == D._INT
+    return isinstance(v, numbers.Integral) and not isinstance(v, bool)
 
 
 def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "nearest", align_corners: bool | None = None,
@@ -154,29 +185,51 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
                                   f"nearest-exact (got {mode})")
     if antialias:
         raise NotImplementedError("interpolate: antialias=True is not supported by ember yet")
-    if (size is None) == (scale_factor is None):
-        raise ValueError("only one of size or scale_factor should be defined" if size is not None else
-                         "either size or scale_factor should be defined")
-    in_sp = input.shape[2:]
+    if size is not None and scale_factor is not None:
+        raise ValueError("only one of size or scale_factor should be defined")
+    if size is None and scale_factor is None:
+        raise ValueError("either size or scale_factor should be defined")
+    in_sp = list(input.shape[2:])
     if size is not None:
-        out_sp = [int(size)] * nsp if isinstance(size, (int, float)) else [int(s) for s in size]
-        if len(out_sp) != nsp:
+        if recompute_scale_factor:
+            raise ValueError("recompute_scale_factor is not meaningful with an explicit size.")
+        sizes = list(size) if isinstance(size, (list, tuple)) else [size] * nsp
+        if len(sizes) != nsp:
             raise ValueError(f"Input and output must have the same number of spatial dimensions, but got input with "
-                             f"spatial dimensions of {list(in_sp)} and output size of {list(out_sp)}.")
-        scales = [in_sp[i] / out_sp[i] if out_sp[i] else 0.0 for i in range(nsp)]
+                             f"spatial dimensions of {in_sp} and output size of {size}.")
+        if not all(_is_integer(s) for s in sizes):
+            raise TypeError(f"expected size to be one of int or Tuple[int] or Tuple[int, int] or Tuple[int, int, int], "
+                            f"but got size with types {[type(s) for s in sizes]}")
+        out_sp = [int(s) for s in sizes]
+        sf = None
     else:
-        sf = [float(scale_factor)] * nsp if isinstance(scale_factor, (int, float)) else [float(s) for s in scale_factor]
+        many = isinstance(scale_factor, (list, tuple))
+        sf = [float(s) for s in scale_factor] if many else [float(scale_factor)] * nsp
         if len(sf) != nsp:
             raise ValueError(f"Input and scale_factor must have the same number of spatial dimensions, but got input "
-                             f"with spatial dimensions of {list(in_sp)} and scale_factor of shape {sf}.")
-        out_sp = [int(math.floor(in_sp[i] * sf[i])) for i in range(nsp)]
-        scales = [in_sp[i] / out_sp[i] if recompute_scale_factor else 1.0 / sf[i] for i in range(nsp)]
+                             f"with spatial dimensions of {in_sp} and scale_factor of shape {scale_factor}.")
+        if recompute_scale_factor or mode == "area":
+            out_sp = [math.floor(in_sp[i] * sf[i]) for i in range(nsp)]
+            sf = None
+        else:
+            out_sp = [int(in_sp[i] * sf[i]) for i in range(nsp)]
     if mode == "area":
         return (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d)[nsp - 1](input, out_sp)
-    x = input
+    if any(v <= 0 for v in in_sp + out_sp):
+        names = ("D", "H", "W")[3 - nsp:]
+        fmt = lambda v: ", ".join(f"{n}: {s}" for n, s in zip(names, v))  # noqa: E731
+        raise RuntimeError(f"Input and output sizes should be greater than 0, but got input ({fmt(in_sp)})"
+                           f"{' and' if nsp == 1 else ''} output ({fmt(out_sp)})")
+    if input.shape[1] == 0:
+        raise RuntimeError(f"Non-empty {input.dim()}D data tensor expected but got a tensor with sizes "
+                           f"{list(input.shape)}")
+    # the kernels' scale: 1 / scale_factor where one was given (and is positive), else in / out
+    scales = [1.0 / sf[i] if sf is not None and sf[i] > 0 else in_sp[i] / out_sp[i] for i in range(nsp)]
+    # the interpolating modes compute float16 / bfloat16 in float32 and round once, as PyTorch
+    x = input.float() if mode in _LINEAR_MODES and input.dtype in (D.float16, D.bfloat16) else input
     for i in range(nsp):
         x = _interp_dim(x, 2 + i, in_sp[i], out_sp[i], scales[i], mode, align_corners)
-    return x
+    return x.to(input.dtype)
 
 
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
@@ -307,6 +360,8 @@ def affine_grid(theta: Tensor, size, align_corners: bool | None = None) -> Tenso
     if theta.dtype.category != D._FLOAT:
         raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
     dt, dev = theta.dtype, theta.device
+    if len(size) in (4, 5) and min(size) <= 0:
+        raise ValueError(f"Expected non-zero, positive output size. Got {tuple(size)}")
     if len(size) == 4:
         if theta.dim() != 3 or tuple(theta.shape[1:]) != (2, 3):
             raise ValueError(f"Expected a batch of 2D affine matrices of shape Nx2x3 for size {size}. Got "

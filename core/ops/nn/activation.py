@@ -16,6 +16,8 @@ __all__ = ["log_softmax", "softmax"]
 # -- softmax, log_softmax ---------------------------------------------------------------------
 
 def _softmax_decomp(x, dim):
+    if x.numel() == 0:  # nothing to normalise (amax refuses an empty dim)
+        return x.clone()
     m = R.amax(x, (dim,), True)
     e = UN.exp(x - m)
     return e / R.sum(e, (dim,), True)
@@ -29,6 +31,8 @@ def _softmax_bw(ctx, g):
 
 
 def _log_softmax_decomp(x, dim):
+    if x.numel() == 0:
+        return x.clone()
     m = R.amax(x, (dim,), True)
     s = x - m
     return s - UN.log(R.sum(UN.exp(s), (dim,), True))

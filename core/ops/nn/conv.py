@@ -199,7 +199,7 @@ def _conv_weight_grad_decomp(x, g, wshape, stride, padding, dilation, groups):
     Cout = wshape[0]
     cols = _im2col_decomp(x, kernel, dilation, padding, stride)  # (N, Cin*K, L)
     cols = cols.reshape(N, G, cols._shape[1] // G, cols._shape[2])
-    gg = g.reshape(N, G, Cout // G, -1)
+    gg = g.reshape(N, G, Cout // G, math.prod(g._shape[2:]))  # (no -1: N may be 0)
     return R.sum(LA.matmul(gg, cols.transpose(2, 3)), (0,), False).reshape(tuple(wshape))
 
 

@@ -407,6 +407,8 @@ def norm(input, p="fro", dim=None, keepdim: bool = False, dtype=None):
                            f"{U.type_name(x._dtype)}")
     if p is None:
         p = 2
+    if x._dtype in (D.float16, D.bfloat16):  # accumulated in float32 (x * x overflows float16), as PyTorch
+        return CP.cast(norm(CP.cast(x, D.float32), p, dim, keepdim), x._dtype)
     dims = U.dims_arg(dim, x.dim(), "norm")
     if p == "fro" or p == 2:
         return dispatch(_NORM2, x._device, (x, dims, bool(keepdim)), (x,))

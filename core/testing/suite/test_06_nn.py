@@ -217,6 +217,32 @@ def test_conv_double_backward(device):
     assert ember.autograd.gradgradcheck(lambda a, b: F.conv_transpose2d(a, b, stride=2), (x, wt))
 
 
+def test_nn_empty_batch(device):
+    """A batch of 0 goes through convolutions, pooling and batch norm, forward and backward; the
+    parameters' gradients are zeros (not uninitialised memory)."""
+    for nsp, transposed in itertools.product((1, 2), (False, True)):
+        x = ember.zeros((0, 4) + (5,) * nsp, device=device, requires_grad=True)
+        w = ember.randn(((4, 3) if transposed else (3, 4)) + (2,) * nsp, device=device, requires_grad=True)
+        b = ember.randn(3, device=device, requires_grad=True)
+        y = (F.conv_transpose1d, F.conv_transpose2d)[nsp - 1] if transposed else (F.conv1d, F.conv2d)[nsp - 1]
+        out = y(x, w, b)
+        assert out.shape == (0, 3) + ((6 if transposed else 4),) * nsp
+        out.sum().backward()
+        assert x.grad.shape == x.shape
+        assert_close(w.grad, ember.zeros(w.shape, device=device))
+        assert_close(b.grad, ember.zeros(3, device=device))
+    x = ember.zeros(0, 3, 6, 6, device=device, requires_grad=True)
+    (F.max_pool2d(x, 2).sum() + F.avg_pool2d(x, 2).sum() + F.adaptive_max_pool2d(x, 4).sum()
+     + F.adaptive_avg_pool2d(x, 4).sum() + F.softmax(x, 0).sum()).backward()
+    assert x.grad.shape == x.shape
+    x = ember.zeros(0, 4, 5, device=device, requires_grad=True)
+    wn = ember.ones(4, device=device, requires_grad=True)
+    rm, rv = ember.zeros(4, device=device), ember.ones(4, device=device)
+    F.batch_norm(x, rm, rv, wn, None, training=True).sum().backward()
+    assert_close(wn.grad, ember.zeros(4, device=device))
+    assert_close(rv, ember.ones(4, device=device))
+
+
 def test_unfold_fold(device):
     def ref_unfold(x):
         N, C = x.shape[:2]

@@ -89,7 +89,7 @@ class Convolution(KernelGroup):
         out_sp = tuple(conv_out(a.shape[2 + i], kernel[i], stride[i], padding[i], dilation[i]) for i in range(nsp))
         N, C = a.shape[:2]
         if all(k == 1 for k in kernel) and all(s == 1 for s in stride) and not any(padding):
-            return xp.ascontiguousarray(a).reshape(N, C, -1), out_sp
+            return xp.ascontiguousarray(a).reshape(N, C, math.prod(a.shape[2:])), out_sp
         xpad = xp.ascontiguousarray(spatial_pad(xp, a, padding, padding))
         # (N, C, *k, *out): the (N, C*K, L) order
         win = sliding_windows(self.strided, xpad, kernel, dilation, stride, out_sp)
@@ -101,7 +101,7 @@ class Convolution(KernelGroup):
         (32 x 8192 float32: 0.21 -> 0.11 ms); small arrays go straight."""
         xp = self.xp
         N = a.shape[0]
-        m = a.reshape(N, -1)
+        m = a.reshape(N, math.prod(a.shape[1:]))  # (no -1 anywhere here: N may be 0)
         M = m.shape[1]
         if N > 64 or M < 4096 or M % 64:
             return xp.ascontiguousarray(m.T)
@@ -123,7 +123,7 @@ class Convolution(KernelGroup):
         win = self.strided(buf, (C,) + tuple(kernel) + out_sp + (N,),
                            (st[0],) + tuple(st[1 + i] * dilation[i] for i in range(nsp))
                            + tuple(st[1 + i] * stride[i] for i in range(nsp)) + (st[-1],))
-        return xp.ascontiguousarray(win).reshape(C * math.prod(kernel), -1), out_sp
+        return xp.ascontiguousarray(win).reshape(C * math.prod(kernel), math.prod(out_sp) * N), out_sp
 
     def cached_cols(self, x, a, kernel, dilation, padding, stride, last):
         """The forward's columns of ``x`` when it kept them (see ``_COLS_CACHE``), else new ones."""
@@ -183,7 +183,7 @@ class Convolution(KernelGroup):
             r = xp.matmul(wt.reshape(Cout, -1), cols)  # one GEMM per sample, output already (N, Cout, L)
         else:
             cg = cols.reshape(N, G, cols.shape[1] // G, cols.shape[2])
-            r = xp.matmul(wt.reshape(G, Cout // G, -1), cg).reshape(N, Cout, -1)
+            r = xp.matmul(wt.reshape(G, Cout // G, -1), cg).reshape(N, Cout, cols.shape[2])
         if b is not None:
             r += work(self.nd(b))[:, None]
         return self.wrap(back(r.reshape((N, Cout) + out_sp), dt), x._device)
@@ -203,12 +203,13 @@ class Convolution(KernelGroup):
             cols = xp.matmul(wt.reshape(Cin, -1).T, al)
             r = self.col2im_last(cols, Cout, out_sp, kernel, dilation, padding, stride, in_sp)
             return xp.ascontiguousarray(xp.moveaxis(r, -1, 0))
-        xm = xp.ascontiguousarray(a).reshape(N, Cin, -1)
+        L = math.prod(in_sp)
+        xm = xp.ascontiguousarray(a).reshape(N, Cin, L)  # (no -1: N may be 0)
         if groups == 1:
             cols = xp.matmul(wt.reshape(Cin, -1).T, xm)  # (N, Cout*K, L_in)
         else:
             wg = wt.reshape(groups, Cin // groups, -1).transpose(0, 2, 1)
-            cols = xp.matmul(wg, xm.reshape(N, groups, Cin // groups, -1)).reshape(N, Cout * math.prod(kernel), -1)
+            cols = xp.matmul(wg, xm.reshape(N, groups, Cin // groups, L)).reshape(N, Cout * math.prod(kernel), L)
         return self.col2im_cols(cols, Cout, out_sp, kernel, dilation, padding, stride, in_sp)
 
     def _weight_grad(self, x, gg, gl, wshape, groups, dilation, padding, stride):
@@ -221,17 +222,18 @@ class Convolution(KernelGroup):
         if gl is not None:
             return xp.ascontiguousarray(xp.matmul(gl, cols.T).reshape(tuple(wshape)))
         N, Cout = gg.shape[0], wshape[0]
-        gm = xp.ascontiguousarray(gg).reshape(N, Cout, -1)
+        L = math.prod(gg.shape[2:])
+        gm = xp.ascontiguousarray(gg).reshape(N, Cout, L)  # (no -1: N may be 0)
         if groups == 1:
             r = xp.matmul(gm, cols.transpose(0, 2, 1)).sum(0)
         else:
             cg = cols.reshape(N, groups, cols.shape[1] // groups, cols.shape[2])
-            r = xp.matmul(gm.reshape(N, groups, Cout // groups, -1), cg.transpose(0, 1, 3, 2)).sum(0)
+            r = xp.matmul(gm.reshape(N, groups, Cout // groups, L), cg.transpose(0, 1, 3, 2)).sum(0)
         return xp.ascontiguousarray(r.reshape(tuple(wshape)))
 
     def _to_last(self, a, last):
         """(N, C, *sp) ``a`` as batch-last (C, L*N) when ``last``, else None."""
-        return self.batch_to_last(a).reshape(a.shape[1], -1) if last else None
+        return self.batch_to_last(a).reshape(a.shape[1], math.prod(a.shape[2:]) * a.shape[0]) if last else None
 
     def conv_transpose(self, x, w, b, stride, padding, output_padding, dilation, groups):
         a, wt = self.nd(x), self.nd(w)

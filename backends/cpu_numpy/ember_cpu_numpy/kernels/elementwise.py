@@ -176,6 +176,12 @@ class Elementwise(KernelGroup):
 
     def clamp(self, x, lo, hi, out=None):
         a = self.nd(x)
+        if x._dtype is BF16:  # numpy's clip widens bfloat16 with python bounds to float32: clip in float32
+            r = self.xp.clip(to32(a), lo, hi).astype(a.dtype)
+            if out is None:
+                return self.wrap(r, x._device)
+            self.xp.copyto(self.nd(out), r, casting="unsafe")
+            return out
         if out is not None:
             self.xp.clip(a, lo, hi, out=self.nd(out))
             return out

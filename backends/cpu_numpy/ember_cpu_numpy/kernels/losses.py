@@ -11,6 +11,8 @@ class Losses(KernelGroup):
 
     def softmax(self, x, dim):
         a = self.nd(x)
+        if a.size == 0:  # an empty result (max refuses to reduce an empty dim)
+            return self.wrap(a.copy(), x._device)
         w = work(a)
         e = self.xp.exp(w - w.max(axis=dim, keepdims=True))
         e /= e.sum(axis=dim, keepdims=True)
@@ -19,6 +21,8 @@ class Losses(KernelGroup):
     def log_softmax(self, x, dim):
         xp = self.xp
         a = self.nd(x)
+        if a.size == 0:
+            return self.wrap(a.copy(), x._device)
         w = work(a)
         s = w - w.max(axis=dim, keepdims=True)
         s -= xp.log(xp.exp(s).sum(axis=dim, keepdims=True))

@@ -2,6 +2,8 @@
 float32 for 16-bit floats; per-channel sums run over contiguous rows."""
 from __future__ import annotations
 
+import math
+
 from .base import KernelGroup
 from .rules import back, work
 
@@ -23,8 +25,8 @@ class Normalization(KernelGroup):
     def batch_norm(self, x, w, b, eps):
         a = self.nd(x)
         N, C = a.shape[:2]
-        a3 = work(a).reshape(N, C, -1)
-        n = a3.shape[0] * a3.shape[2]
+        a3 = work(a).reshape(N, C, math.prod(a.shape[2:]))  # (not -1: N may be 0)
+        n = max(a3.shape[0] * a3.shape[2], 1)  # an empty batch: zero statistics, not 0 / 0
         mean = self._chan_sum(a3) / n
         out = a3 - mean[:, None]
         inv = 1.0 / self.xp.sqrt(self._chan_dot(out, out) / n + eps)
@@ -41,9 +43,10 @@ class Normalization(KernelGroup):
         gg, a = work(nd(g)), work(nd(x))
         dt = nd(x).dtype
         N, C = a.shape[:2]
-        g3 = self.xp.ascontiguousarray(gg).reshape(N, C, -1)
-        a3 = a.reshape(N, C, -1)
-        n = a3.shape[0] * a3.shape[2]
+        L = math.prod(a.shape[2:])
+        g3 = self.xp.ascontiguousarray(gg).reshape(N, C, L)
+        a3 = a.reshape(N, C, L)
+        n = max(N * L, 1)
         m = work(nd(mean))
         inv = work(nd(invstd))
         gb = self._chan_sum(g3)

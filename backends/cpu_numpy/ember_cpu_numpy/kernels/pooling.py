@@ -86,8 +86,8 @@ class Pooling(KernelGroup):
         nsp = len(kernel)
         in_sp = a.shape[2:]
         out_sp = tuple(pool_out(in_sp[i], kernel[i], stride[i], padding[i], dilation[i], ceil_mode) for i in range(nsp))
-        fill = -xp.inf if a.dtype.kind == "f" else xp.iinfo(a.dtype).min
         w32 = work(a)
+        fill = -xp.inf if w32.dtype.kind == "f" else xp.iinfo(w32.dtype).min  # (bfloat16 works in float32)
         # small windows without NaN: a running max over the window offsets (NaN inputs take the
         # argmax path below, which propagates NaN as PyTorch does)
         if math.prod(kernel) <= 64:
@@ -96,7 +96,8 @@ class Pooling(KernelGroup):
                 vals, flat = self._max_pool_2x2(w32, in_sp, out_sp)
             else:
                 vals, flat = self._max_pool_small(w32, kernel, stride, padding, dilation, in_sp, out_sp, fill)
-            if not (w32.dtype.kind == "f" and xp.isnan(vals.max())):  # NaN windows: indices from argmax below
+            # NaN windows take their indices from the argmax below (an empty result has none)
+            if not (w32.dtype.kind == "f" and vals.size and xp.isnan(vals.max())):
                 return wrap(back(vals, a.dtype), x._device), wrap(xp.ascontiguousarray(flat), x._device)
         win = self.windows(w32, kernel, stride, padding, dilation, out_sp, fill)
         perm = (0, 1) + tuple(range(2 + nsp, 2 + 2 * nsp)) + tuple(range(2, 2 + nsp))

@@ -219,7 +219,7 @@ def k_conv_weight_grad(x, g, wshape, stride, padding, dilation, groups):
     gc = g if g.is_contiguous() else clone(g)
     gg = tn.view(gc, (N, G, Cout // G, Lc))
     per = matmul(gg, colsT)  # (N, G, Cout/G, CK)
-    r = reduce("sum", per, (0,), False) if N > 1 else tn.view(per, per._shape[1:])
+    r = reduce("sum", per, (0,), False) if N != 1 else tn.view(per, per._shape[1:])  # (N = 0: zeros)
     return tn.view(r, tuple(wshape))
 
 
