@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 
+from ... import _state
 from ... import ops as _ops
 from ..._tensor import Tensor
 from ...ops import nn as _nnops
@@ -16,6 +17,13 @@ __all__ = ["relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "prelu", "rrel
 
 def _inplace(input: Tensor, result: Tensor, inplace: bool) -> Tensor:
     return input.copy_(result) if inplace else result
+
+
+def _operand(input: Tensor, inplace: bool) -> Tensor:
+    """What an activation whose formula saves its input (``x * sigmoid(x)``) computes from: a copy
+    when it is in place under autograd, which writing the result into ``input`` leaves intact (as
+    PyTorch's in-place forms save the original ``self``)."""
+    return input.clone() if inplace and _state.grad.enabled and input.requires_grad else input
 
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
@@ -46,9 +54,9 @@ def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Ten
 
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
-    """x for x >= 0, negative_slope * x otherwise."""
+    """x for x > 0, negative_slope * x otherwise (the slope is the gradient at 0, as PyTorch's)."""
     check_tensor(input, "leaky_relu")
-    return _inplace(input, _ops.where(input >= 0, input, input * negative_slope), inplace)
+    return _inplace(input, _ops.where(input > 0, input, input * negative_slope), inplace)
 
 
 def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
@@ -81,16 +89,18 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, trainin
     check_tensor(input, "rrelu")
     if training:
         a = _ops.empty_like(input).uniform_(lower, upper)
-        r = _ops.where(input >= 0, input, input * a)
+        r = _ops.where(input > 0, input, input * a)
     else:
-        r = _ops.where(input >= 0, input, input * ((lower + upper) / 2))
+        r = _ops.where(input > 0, input, input * ((lower + upper) / 2))
     return _inplace(input, r, inplace)
 
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """x for x > 0, alpha * (exp(x) - 1) otherwise."""
     check_tensor(input, "elu")
-    neg = _ops.expm1(_ops.clamp(input, max=0.0)) * alpha  # clamped so the unused branch never overflows
+    # the unused branch is kept from overflowing by a where, which saves only its mask: the
+    # in-place form may overwrite input (the formula reads expm1's result, as PyTorch's)
+    neg = _ops.expm1(_ops.where(input > 0, 0.0, input)) * alpha
     return _inplace(input, _ops.where(input > 0, input, neg), inplace)
 
 
@@ -117,7 +127,7 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     check_tensor(input, "celu")
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError: celu: alpha must not be 0")
-    neg = _ops.expm1(_ops.clamp(input, max=0.0) / alpha) * alpha
+    neg = _ops.expm1(_ops.where(input > 0, 0.0, input) / alpha) * alpha
     return _inplace(input, _ops.where(input > 0, input, neg), inplace)
 
 
@@ -139,13 +149,15 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
     """x * sigmoid(x) (swish)."""
     check_tensor(input, "silu")
-    return _inplace(input, input * _ops.sigmoid(input), inplace)
+    x = _operand(input, inplace)
+    return _inplace(input, x * _ops.sigmoid(x), inplace)
 
 
 def mish(input: Tensor, inplace: bool = False) -> Tensor:
     """x * tanh(softplus(x))."""
     check_tensor(input, "mish")
-    return _inplace(input, input * _ops.tanh(softplus(input)), inplace)
+    x = _operand(input, inplace)
+    return _inplace(input, x * _ops.tanh(softplus(x)), inplace)
 
 
 def sigmoid(input: Tensor) -> Tensor:
@@ -159,7 +171,8 @@ def tanh(input: Tensor) -> Tensor:
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
     """x * relu6(x + 3) / 6."""
     check_tensor(input, "hardswish")
-    return _inplace(input, input * _ops.clamp(input + 3.0, 0.0, 6.0) / 6.0, inplace)
+    x = _operand(input, inplace)
+    return _inplace(input, x * _ops.clamp(x + 3.0, 0.0, 6.0) / 6.0, inplace)
 
 
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
