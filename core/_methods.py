@@ -287,7 +287,8 @@ def _set_requires_grad(self, value: bool) -> None:
                 "you can only change requires_grad flags of leaf variables. If you want to use a "
                 "computed variable in a subgraph that doesn't require differentiation use "
                 "var_no_grad = var.detach().")
-        return
+        # the attribute refuses even True (PyTorch's seed rule; requires_grad_() lets it pass)
+        raise RuntimeError("you can only change requires_grad flags of leaf variables.")
     if value and self._dtype.category != D._FLOAT:
         raise RuntimeError(f"only Tensors of floating point dtype can require gradients (got {self._dtype})")
     self._requires_grad = value
