@@ -192,9 +192,11 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
 
 
 def logsigmoid(input: Tensor) -> Tensor:
-    """log(sigmoid(x)), computed stably."""
+    """log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|)), computed stably; both are written with a
+    where (x < 0) so that the gradient at 0 is sigmoid(-0) = 0.5."""
     check_tensor(input, "logsigmoid")
-    return _ops.clamp(input, max=0.0) - _ops.log1p(_ops.exp(-_ops.abs(input)))
+    neg = input < 0
+    return _ops.where(neg, input, 0.0) - _ops.log1p(_ops.exp(_ops.where(neg, input, -input)))
 
 
 def softsign(input: Tensor) -> Tensor:
