@@ -84,6 +84,17 @@ def _operator(op, meta, reflected: bool = False):
     return method
 
 
+def _rtruediv(self, other):
+    """``number / tensor`` is ``reciprocal(tensor) * number``, as PyTorch's (its backward reads
+    the reciprocal, not the tensor, which may then change in place: ``c[:, 2] = 1 / c[:, 2]``)."""
+    if isinstance(other, Tensor):
+        dev, args, inputs = A.div_operands(other, self)
+        return dispatch(A.div.op, dev, args, inputs) if dev is not None else args
+    if not U.is_scalar(other):
+        return NotImplemented
+    return ops.reciprocal(self) * other
+
+
 def _number_operator(fn, reflected=False):
     """An operator through the front end ``fn`` (``//``, ``%``, ``**``, shifts): anything but a
     tensor or a number gives NotImplemented."""
@@ -296,7 +307,8 @@ def _set_requires_grad(self, value: bool) -> None:
                 "you can only change requires_grad flags of leaf variables. If you want to use a "
                 "computed variable in a subgraph that doesn't require differentiation use "
                 "var_no_grad = var.detach().")
-        return
+        # the attribute refuses even True (PyTorch's seed rule; requires_grad_() lets it pass)
+        raise RuntimeError("you can only change requires_grad flags of leaf variables.")
     if value and self._dtype.category != D._FLOAT:
         raise RuntimeError(f"only Tensors of floating point dtype can require gradients (got {self._dtype})")
     self._requires_grad = value
@@ -507,7 +519,7 @@ def install() -> None:
     T.__mul__ = T.__rmul__ = _operator(A.mul.op, A.mul.op.meta)
     T.__imul__ = A.mul_
     T.__truediv__ = _operator(A.div.op, A.div_operands)
-    T.__rtruediv__ = _operator(A.div.op, A.div_operands, reflected=True)
+    T.__rtruediv__ = _rtruediv
     T.__itruediv__ = A.div_
     for name, fn in (("floordiv", ops.floor_divide), ("mod", ops.remainder), ("pow", ops.pow),
                      ("lshift", ops.bitwise_left_shift), ("rshift", ops.bitwise_right_shift)):

@@ -152,7 +152,10 @@ class Tensor:
 
     # -- autograd attributes ----------------------------------------------------------------
     def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
-        """Set ``requires_grad`` in place and return ``self``."""
+        """Set ``requires_grad`` in place and return ``self``. On a non-leaf (which requires grad)
+        True is a no-op, as PyTorch's (the ``requires_grad`` attribute refuses it)."""
+        if requires_grad and self._grad_fn is not None and self._requires_grad:
+            return self
         self.requires_grad = requires_grad
         return self
 

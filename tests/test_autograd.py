@@ -162,7 +162,9 @@ def test_requires_grad_rules():
     y = ember.ones(2, requires_grad=True) * 2
     with pytest.raises(RuntimeError, match="you can only change requires_grad flags of leaf variables"):
         y.requires_grad = False
-    y.requires_grad = True  # already true: allowed
+    with pytest.raises(RuntimeError, match=r"^you can only change requires_grad flags of leaf variables\.$"):
+        y.requires_grad = True  # even True, as PyTorch
+    assert y.requires_grad_() is y  # the method lets True pass on a non-leaf
     assert x.requires_grad_() is x and x.requires_grad
 
 

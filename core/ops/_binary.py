@@ -81,6 +81,15 @@ def operands(a, b) -> tuple:
     return (b,)
 
 
+def saves_other(args, needs) -> tuple:
+    """``saves`` of an op whose gradient for each operand reads only the other one (``mul``,
+    ``matmul``): ``a`` is saved when ``b`` needs a gradient and ``b`` when ``a`` does; with one
+    tensor operand nothing is (PyTorch saves no more, so ``y = x * 2; x.add_(1)`` still backprops)."""
+    if len(needs) < 2:
+        return ()
+    return tuple(i for i, other_needs in ((0, needs[1]), (1, needs[0])) if other_needs)
+
+
 def is_operand_tensor(x) -> bool:
     """Whether a saved operand is a tensor (or its metadata), not a python scalar."""
     return not isinstance(x, (int, float, bool))

@@ -15,7 +15,7 @@ from . import comparison as CMP
 from . import creation as CR
 from . import pointwise as PW
 from . import unary as UN
-from ._binary import ARITH, FLOATOP, binary, binary_grads, binary_meta, operands, promote
+from ._binary import ARITH, FLOATOP, binary, binary_grads, binary_meta, operands, promote, saves_other
 from .declare import composite, defop
 from .registry import dispatch
 
@@ -101,7 +101,7 @@ def rsub(input, other, *, alpha=1):
 
 # -- mul, div ---------------------------------------------------------------------------------
 
-mul = binary("mul", ARITH, lambda g, a, b: g * b, lambda g, a, b: g * a, doc="``input * other``")
+mul = binary("mul", ARITH, lambda g, a, b: g * b, lambda g, a, b: g * a, saves=saves_other, doc="``input * other``")
 mul_ = mul.inplace
 multiply, multiply_ = mul, mul_
 
@@ -119,8 +119,15 @@ def _div_b(g, a, b):
     return -g * a / (b * b)
 
 
-@defop("div", backward=lambda ctx, g: binary_grads(ctx, g, _div_a, _div_b), result="elementwise", inplace=True,
-       group="binary")
+def _div_saves(args, needs):
+    # input's gradient reads other; other's reads both
+    if len(needs) == 2:
+        return tuple(i for i, k in ((0, needs[1]), (1, needs[0] or needs[1])) if k)
+    return () if isinstance(args[0], Tensor) else (0,)
+
+
+@defop("div", backward=lambda ctx, g: binary_grads(ctx, g, _div_a, _div_b), saves=_div_saves, result="elementwise",
+       inplace=True, group="binary")
 def div(input, other, *, rounding_mode=None):
     """``input / other``; ``rounding_mode`` None (true division), 'trunc' or 'floor'."""
     if rounding_mode is None:

@@ -9,6 +9,7 @@ from .._tensor import Tensor
 from . import _args as U
 from . import creation as CR
 from . import shape as SH
+from ._binary import saves_other
 from .declare import composite, defop
 
 __all__ = ["addbmm", "addbmm_", "addmm", "addmm_", "addmv", "addmv_", "addr", "addr_", "baddbmm", "baddbmm_", "bmm",
@@ -49,7 +50,7 @@ def _check_mm_dtypes(a, b, op):
         raise U.dtype_not_implemented("addmm_impl_cpu_", a._dtype, f"{op} of {U.desc(a)} and {U.desc(b)}")
 
 
-@defop("matmul", backward=_matmul_bw, group="linalg")
+@defop("matmul", backward=_matmul_bw, saves=saves_other, group="linalg")
 def matmul(input, other):
     """Matrix product with numpy's rules: 1-D operands are promoted, batch dims broadcast."""
     a = U.tensor_arg(input, "matmul")

@@ -79,6 +79,14 @@ class OpDef:
         return dispatch(self, tensors[0]._device, args, tuple(tensors))
 
 
+def saved_inputs(op: OpDef, args: tuple, inputs: tuple) -> tuple | str:
+    """The indices of the inputs ``op``'s backward reads (or ALL), for these arguments."""
+    saves = op.saves
+    if callable(saves):
+        return saves(args, tuple(t._requires_grad or (t._base is not None and view_requires_grad(t)) for t in inputs))
+    return saves
+
+
 def tensors_in(args) -> list:
     """The tensors among ``args``, looking one level into lists and tuples."""
     out = []
@@ -97,8 +105,12 @@ def register_op(name: str, fn: Callable | None = None, *, meta=None, decompositi
     also builds the front ends). ``backward(ctx, grad)`` returns one gradient per tensor input
     (None where not needed: ``ctx.needs_input_grad[i]``), reading ``ctx.args`` (the kernel
     arguments; tensors not listed in ``saves`` are replaced by their shape/dtype/device) and
-    ``ctx.out`` (with ``save_output``). Broadcast gradients are reduced and cast back to each
-    input by the engine.
+    ``saves`` may also be a function ``(args, needs_input_grad) -> indices``, for formulas that
+    read an input only for another input's gradient (``mul``: ``a`` only when ``b`` needs one).
+    ``ctx.out`` (with ``save_output``: True saves the output, or every output of an op with
+    several; a tuple of indices saves those outputs only, the others read as None). Only what is
+    saved is version-checked, so save only what the formula reads. Broadcast gradients are
+    reduced and cast back to each input by the engine.
     """
     if name in OPS and not replace:
         raise ValueError(f"op {name!r} is already registered (by {OPS[name].plugin or 'ember'})")
@@ -211,6 +223,8 @@ def record(op, args, inputs, out) -> None:
     node.needs_input_grad = tuple(needs)
     node.in_meta = tuple(metas)
     saves = op.saves
+    if callable(saves):
+        saves = saves(args, node.needs_input_grad)
     if saves == ALL:
         node.args = args
         node.saved = tuple((t, t._version[0]) for t in inputs)
@@ -223,11 +237,17 @@ def record(op, args, inputs, out) -> None:
         node.n_out = len(out)
         node.out_meta = tuple((o._shape, o._dtype, o._device) if isinstance(o, Tensor) and o._dtype.category >= 2
                               else None for o in out)
-        node._out = tuple(_saved_alias(o) for o in out) if op.save_output else None
-        if op.save_output:
-            node.saved = node.saved + tuple((a, o._version[0]) for a, o in zip(node._out, out) if isinstance(o, Tensor))
+        so = op.save_output
+        if so:
+            # only the outputs the formula reads are saved (and version-checked): an in-place op on
+            # another output (batch_norm's result, sort's values) must not break backward
+            node._out = tuple(_saved_alias(o) if so is True or i in so else None for i, o in enumerate(out))
+            node.saved = node.saved + tuple((a, o._version[0]) for a, o in zip(node._out, out) if isinstance(a, Tensor))
+        else:
+            node._out = None
         for i, o in enumerate(out):
             if isinstance(o, Tensor) and o._dtype.category >= 2:
+                _own_history(o)
                 o._requires_grad = True
                 o._grad_fn = node
                 o._output_nr = i
@@ -242,10 +262,19 @@ def record(op, args, inputs, out) -> None:
         else:
             node._out = None
         if out._dtype.category >= 2:
+            _own_history(out)
             out._requires_grad = True
             out._grad_fn = node
             if out._base is not None:
                 out._fn_version = out._version[0]
+
+
+def _own_history(o: Tensor) -> None:
+    """An op's output that is a view of a tensor outside autograd (a decomposition's ``r.squeeze()``)
+    stops being a view: its history is the op's node, which an in-place op on it must extend,
+    not rebase onto the untracked base (that would drop the op's gradient)."""
+    if o._base is not None and not o._base._requires_grad:
+        o._base = None
 
 
 def make_view(op: OpDef, x: Tensor, shape: tuple, stride: tuple, offset: int, args: tuple) -> Tensor:

@@ -23,7 +23,7 @@ from .._tensor import Tensor
 from .._graph import CopySlices, edge_of, grad_fn_of, view_requires_grad
 from . import _args as U
 from . import copy as CP
-from .registry import ALL, dispatch, run
+from .registry import ALL, dispatch, run, saved_inputs
 
 _grad = _state.grad
 
@@ -180,7 +180,8 @@ def write_direct(op, target: Tensor, dev, args: tuple, inputs: tuple, self_index
 
 
 def _write_recorded(op, target, dev, args, inputs, self_index):
-    if self_index is not None and op.differentiable and (op.saves == ALL or self_index in op.saves):
+    saves = saved_inputs(op, args, inputs) if self_index is not None and op.differentiable else ()
+    if saves == ALL or self_index in saves:
         # the formula needs the old value of target, which the write destroys: save a copy
         old = CP.clone(target)
         args = tuple(old if a is target else a for a in args)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import math
 
 from ... import _dtype as D
+from ... import _state
 from ... import ops as _ops
 from ..._tensor import Tensor
 from ...ops import nn as _nnops
@@ -41,6 +42,13 @@ def _int_bound(v, dtype, op: str) -> int:
     return int_in_range(int(v), dtype, op)
 
 
+def _operand(input: Tensor, inplace: bool) -> Tensor:
+    """What an activation whose formula saves its input (``x * sigmoid(x)``) computes from: a copy
+    when it is in place under autograd, which writing the result into ``input`` leaves intact (as
+    PyTorch's in-place forms save the original ``self``)."""
+    return input.clone() if inplace and _state.grad.enabled and input.requires_grad else input
+
+
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
     """max(x, 0)."""
     check_tensor(input, "relu")
@@ -68,6 +76,12 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace
         if not dt.is_signed and (min_val < 0 or max_val < 0):
             raise RuntimeError(f"cannot do hardtanh on an unsigned type with negative limits (input {dt})")
         min_val, max_val = _int_bound(min_val, dt, "hardtanh"), _int_bound(max_val, dt, "hardtanh")
+    if input.requires_grad and _state.grad.enabled:
+        # PyTorch passes the gradient only strictly inside the bounds (clamp passes it at them too):
+        # relu6 at exactly 0 passes none, and neither does NaN
+        inside = (input > min_val) & (input < max_val)
+        clamped = _ops.clamp(input.detach(), min_val, max_val)
+        return _inplace(input, _ops.where(inside, input, clamped), inplace)
     return _ops.clamp_(input, min_val, max_val) if inplace else _ops.clamp(input, min_val, max_val)
 
 
@@ -76,9 +90,9 @@ def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Ten
 
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
-    """x for x >= 0, negative_slope * x otherwise."""
+    """x for x > 0, negative_slope * x otherwise (the slope is the gradient at 0, as PyTorch's)."""
     _floating(input, "leaky_relu")
-    return _inplace(input, _ops.where(input >= 0, input, input * negative_slope), inplace)
+    return _inplace(input, _ops.where(input > 0, input, input * negative_slope), inplace)
 
 
 def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
@@ -111,16 +125,18 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, trainin
     _floating(input, "rrelu")
     if training:
         a = _ops.empty_like(input).uniform_(lower, upper)
-        r = _ops.where(input >= 0, input, input * a)
+        r = _ops.where(input > 0, input, input * a)
     else:
-        r = _ops.where(input >= 0, input, input * ((lower + upper) / 2))
+        r = _ops.where(input > 0, input, input * ((lower + upper) / 2))
     return _inplace(input, r, inplace)
 
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """x for x > 0, alpha * (exp(x) - 1) otherwise."""
     x = _opmath(_floating(input, "elu"))
-    neg = _ops.expm1(_ops.clamp(x, max=0.0)) * alpha  # clamped so the unused branch never overflows
+    # the unused branch is kept from overflowing by a where, which saves only its mask: the
+    # in-place form may overwrite input (the formula reads expm1's result, as PyTorch's)
+    neg = _ops.expm1(_ops.where(x > 0, 0.0, x)) * alpha
     return _inplace(input, _ops.where(x > 0, x, neg).to(input.dtype), inplace)
 
 
@@ -147,7 +163,7 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     x = _opmath(_floating(input, "celu"))
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError: celu: alpha must not be 0")
-    neg = _ops.expm1(_ops.clamp(x, max=0.0) / alpha) * alpha
+    neg = _ops.expm1(_ops.where(x > 0, 0.0, x) / alpha) * alpha
     return _inplace(input, _ops.where(x > 0, x, neg).to(input.dtype), inplace)
 
 
@@ -168,13 +184,13 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
 
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
     """x * sigmoid(x) (swish)."""
-    x = _opmath(_floating(input, "silu"))
+    x = _opmath(_operand(_floating(input, "silu"), inplace))
     return _inplace(input, (x * _ops.sigmoid(x)).to(input.dtype), inplace)
 
 
 def mish(input: Tensor, inplace: bool = False) -> Tensor:
     """x * tanh(softplus(x))."""
-    x = _opmath(_floating(input, "mish"))
+    x = _opmath(_operand(_floating(input, "mish"), inplace))
     return _inplace(input, (x * _ops.tanh(softplus(x))).to(input.dtype), inplace)
 
 
@@ -188,7 +204,7 @@ def tanh(input: Tensor) -> Tensor:
 
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
     """x * relu6(x + 3) / 6."""
-    x = _opmath(_floating(input, "hardswish"))
+    x = _opmath(_operand(_floating(input, "hardswish"), inplace))
     return _inplace(input, (x * _ops.clamp(x + 3.0, 0.0, 6.0) / 6.0).to(input.dtype), inplace)
 
 
@@ -209,9 +225,11 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
 
 
 def logsigmoid(input: Tensor) -> Tensor:
-    """log(sigmoid(x)), computed stably."""
+    """log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|)), computed stably; both are written with a
+    where (x < 0) so that the gradient at 0 is sigmoid(-0) = 0.5."""
     x = _opmath(_floating(input, "logsigmoid"))
-    return (_ops.clamp(x, max=0.0) - _ops.log1p(_ops.exp(-_ops.abs(x)))).to(input.dtype)
+    neg = x < 0
+    return (_ops.where(neg, x, 0.0) - _ops.log1p(_ops.exp(_ops.where(neg, x, -x)))).to(input.dtype)
 
 
 def softsign(input: Tensor) -> Tensor:

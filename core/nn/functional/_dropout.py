@@ -1,6 +1,8 @@
 """Dropout family: elementwise, channel-wise (1d/2d/3d) and alpha dropout (inverted scaling)."""
 from __future__ import annotations
 
+import warnings
+
 from ... import _dtype as D
 from ... import ops as _ops
 from ..._tensor import Tensor
@@ -40,32 +42,63 @@ def _channel_mask(input: Tensor, p: float, batched_dims: int) -> Tensor:
     return keep.to(input.dtype) * (1.0 / (1.0 - p))
 
 
-def _feature_dropout(op, nsp, input, p, training, inplace):
-    check_tensor(input, op)
-    _check_p(p)
-    if input.dim() not in (nsp + 1, nsp + 2):
-        raise RuntimeError(f"{op}: Expected {nsp + 1}D or {nsp + 2}D input, but received a {input.dim()}D input")
+def _feature_dropout(input, p, training, inplace, lead):
+    """Channel dropout: one draw per index of the first ``lead`` dims (PyTorch's feature_dropout
+    with the unbatched forms' leading 1 left out)."""
     if not training or p == 0.0:
         return input
     if p == 1.0:
         return _apply(input, input * 0.0, inplace)
-    lead = 2 if input.dim() == nsp + 2 else 1
+    if input.dim() + 2 - lead < 2:
+        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
     return _apply(input, input * _channel_mask(input, p, lead), inplace)
+
+
+def _warn_rank(op, nsp, input):
+    """PyTorch's deprecation warning for dropout2d/3d of another rank (which still applies)."""
+    d = input.dim()
+    if d not in (nsp + 1, nsp + 2):
+        warnings.warn(f"{op}: Received a {d}-D input to {op}, which is deprecated and will result in an error in a "
+                      "future release. To retain the behavior and silence this warning, please use dropout instead. "
+                      f"Note that {op} exists to provide channel-wise dropout on inputs with {nsp} spatial dimensions, "
+                      f"a channel dimension, and an optional batch dimension (i.e. {nsp + 1}D or {nsp + 2}D inputs).",
+                      stacklevel=3)
 
 
 def dropout1d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
     """Zero whole channels of (N, C, L) (or (C, L)) with probability ``p``."""
-    return _feature_dropout("dropout1d", 1, input, p, training, inplace)
+    check_tensor(input, "dropout1d")
+    _check_p(p)
+    d = input.dim()
+    if d not in (2, 3):
+        raise RuntimeError(f"dropout1d: Expected 2D or 3D input, but received a {d}D input. Note that dropout1d exists "
+                           "to provide channel-wise dropout on inputs with 1 spatial dimension, a channel dimension, "
+                           "and an optional batch dimension (i.e. 2D or 3D inputs).")
+    return _feature_dropout(input, p, training, inplace, 2 if d == 3 else 1)
 
 
 def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
-    """Zero whole channels of (N, C, H, W) (or (C, H, W)) with probability ``p``."""
-    return _feature_dropout("dropout2d", 2, input, p, training, inplace)
+    """Zero whole channels of (N, C, H, W) with probability ``p``. As PyTorch, other ranks warn
+    and a 3-D input is read as (N, C, L): the draws are per index of the first two dims."""
+    check_tensor(input, "dropout2d")
+    _check_p(p)
+    _warn_rank("dropout2d", 2, input)
+    if input.dim() == 3:
+        warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout behavior "
+                      "is desired - input is interpreted as shape (N, C, L), where C is the channel dim. This behavior "
+                      "will change in a future release to interpret the input as one without a batch dimension, i.e. "
+                      "shape (C, H, W). To maintain the 1D channel-wise dropout behavior, please switch to using "
+                      "dropout1d instead.", stacklevel=2)
+    return _feature_dropout(input, p, training, inplace, 2)
 
 
 def dropout3d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
-    """Zero whole channels of (N, C, D, H, W) (or (C, D, H, W)) with probability ``p``."""
-    return _feature_dropout("dropout3d", 3, input, p, training, inplace)
+    """Zero whole channels of (N, C, D, H, W) (or (C, D, H, W)) with probability ``p``; other
+    ranks warn (as PyTorch) and are read as unbatched: one draw per index of dim 0."""
+    check_tensor(input, "dropout3d")
+    _check_p(p)
+    _warn_rank("dropout3d", 3, input)
+    return _feature_dropout(input, p, training, inplace, 2 if input.dim() == 5 else 1)
 
 
 def _alpha(input, p, training, inplace, feature):

@@ -206,7 +206,7 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
     with _state.grad_disabled():
         if input.numel() and bool(((input < 0) | (input > 1)).any()):
             raise RuntimeError("binary_cross_entropy: all elements of input should be between 0 and 1")
-    loss = -(target * _ops.log(input).clamp_min(-100.0) + (1 - target) * _ops.log(1 - input).clamp_min(-100.0))
+    loss = _nnops.binary_cross_entropy(input, target)
     if weight is not None:
         loss = loss * weight
     return reduce_loss(loss, reduction, "binary_cross_entropy")
@@ -220,7 +220,7 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
     check_tensor(target, "binary_cross_entropy_with_logits", "target")
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
-    soft = _ops.log1p(_ops.exp(-_ops.abs(input))) + _ops.clamp(-input, min=0.0)  # log(1 + exp(-x))
+    soft = -logsigmoid(input)  # log(1 + exp(-x)), with the gradient -sigmoid(-x) everywhere (0.5 at 0)
     if pos_weight is not None:
         lw = (pos_weight - 1) * target + 1
         loss = (1 - target) * input + lw * soft
@@ -390,8 +390,7 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
 def soft_margin_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
     """log(1 + exp(-y x))."""
     reduction = legacy_reduction(size_average, reduce, reduction)
-    z = -target * input
-    loss = _ops.log1p(_ops.exp(-_ops.abs(z))) + z.clamp_min(0.0)
+    loss = -logsigmoid(target * input)  # log(1 + exp(-y x)), stable, with the right gradient at 0
     return reduce_loss(loss, reduction, "soft_margin_loss")
 
 

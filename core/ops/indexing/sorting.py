@@ -37,7 +37,7 @@ def _sort_bw(ctx, g):
     return (SG.scatter_add(CR.zeros(x.shape, dtype=gv._dtype, device=gv._device), d, idx, gv),)
 
 
-@defop("sort", backward=_sort_bw, saves=(), save_output=True, returns=RT.sort, group="index")
+@defop("sort", backward=_sort_bw, saves=(), save_output=(1,), returns=RT.sort, group="index")
 def sort(input, dim: int = -1, descending: bool = False, stable: bool = False):
     """(values, indices) sorted along ``dim``; NaN sorts last (first when descending)."""
     x = input

@@ -26,7 +26,7 @@ from .regularization import *  # noqa: F401,F403
 from .activation import threshold_backward
 from .conv import col2im, conv_transpose, convolution, im2col
 from .dense import linear
-from .loss import nll_loss
+from .loss import binary_cross_entropy, nll_loss
 from .normalization import batch_norm, layer_norm
 from .padding import constant_pad_nd
 from .pooling import avg_pool, max_pool

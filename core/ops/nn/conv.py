@@ -168,10 +168,17 @@ def _conv_transpose_bw(ctx, g):
     x, w, b, stride, padding, output_padding, dilation, groups = ctx.args
     need = ctx.needs_input_grad
     gx = gw = gb = None
+    kernel = w.shape[2:]
+    # with output_padding >= stride (possible when dilation > 1) the convolution of g has
+    # output_padding // stride more positions per dim than x: g there meets no input
+    extra = tuple(conv_out(g.shape[2 + i], kernel[i], stride[i], padding[i], dilation[i]) - x.shape[2 + i]
+                  for i in range(len(kernel)))
+    pads = tuple(p for e in reversed(extra) for p in (0, e))
     if need[0]:
         gx = convolution(g, w, None, stride, padding, dilation, groups)
+        gx = PAD.constant_pad_nd(gx, tuple(-p for p in pads), 0.0)
     if need[1]:
-        gw = conv_weight_grad(g, x, w.shape, stride, padding, dilation, groups)
+        gw = conv_weight_grad(g, PAD.constant_pad_nd(x, pads, 0.0), w.shape, stride, padding, dilation, groups)
     if b is not None and need[2]:
         gb = _bias_grad(g)
     return (gx, gw) if b is None else (gx, gw, gb)

@@ -29,7 +29,13 @@ def _linear_bw(ctx, g):
     return (gx, gw) if b is None else (gx, gw, gb)
 
 
-@defop("linear", decomposition=_linear_decomp, backward=_linear_bw, out=False, method=False, group="nn")
+def _linear_saves(args, needs):
+    # x is read for the weight's gradient, the weight for x's; the bias for neither
+    return tuple(i for i, k in ((0, needs[1]), (1, needs[0])) if k)
+
+
+@defop("linear", decomposition=_linear_decomp, backward=_linear_bw, saves=_linear_saves, out=False, method=False,
+       group="nn")
 def linear(x, w, b):
     """x @ weight.T + bias (arguments validated by ``F.linear``)"""
     if x.dim() == 1:  # a single sample: matmul gives a vector, keep the formula simple

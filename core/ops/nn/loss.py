@@ -1,5 +1,6 @@
 """Losses: nll_loss, the negative log likelihood of (M, C) log-probabilities at (M,) class
-targets, with class weights, ``ignore_index`` and PyTorch's reductions."""
+targets, with class weights, ``ignore_index`` and PyTorch's reductions; binary_cross_entropy,
+elementwise, with PyTorch's gradients (finite at probabilities 0 and 1)."""
 from __future__ import annotations
 
 from .. import comparison as CMP
@@ -7,6 +8,7 @@ from .. import creation as CR
 from .. import indexing as IX
 from .. import pointwise as PW
 from .. import reduction as R
+from .. import unary as UN
 from ..declare import defop
 
 __all__: list = []
@@ -49,3 +51,28 @@ def nll_loss(logp, target, weight, reduction, ignore_index):
     """negative log likelihood of (M, C) log-probabilities at (M,) class targets (``logp``
     (M, C), ``target`` (M,) int64, validated by ``F.nll_loss``)"""
     return logp._device, (logp, target, weight, reduction, ignore_index), (logp,)
+
+
+# -- binary cross-entropy ---------------------------------------------------------------------
+
+_BCE_EPS = 1e-12  # PyTorch's floor of x(1 - x) in the input gradient
+
+
+def _bce_decomp(x, t):
+    return -(t * PW.clamp(UN.log(x), -100.0) + (1 - t) * PW.clamp(UN.log1p(-x), -100.0))
+
+
+def _bce_bw(ctx, g):
+    x, t = ctx.args
+    need = ctx.needs_input_grad
+    # PyTorch's formulas: finite at x = 0 and 1, where the clamped logs' own gradients are 0/0
+    gx = g * (x - t) / PW.clamp((1 - x) * x, _BCE_EPS) if need[0] else None
+    gt = g * (UN.log1p(-x) - UN.log(x)) if need[1] else None
+    return gx, gt
+
+
+@defop("binary_cross_entropy", decomposition=_bce_decomp, backward=_bce_bw, out=False, method=False, group="nn")
+def binary_cross_entropy(x, t):
+    """elementwise -(t log x + (1 - t) log(1 - x)), the logs clamped at -100 (arguments validated
+    by ``F.binary_cross_entropy``)"""
+    return x._device, (x, t), (x, t)

@@ -87,7 +87,7 @@ BATCH_NORM_BACKWARD = register_op("batch_norm_backward", decomposition=_batch_no
                                   doc="(grad_input, grad_weight, grad_bias) of batch_norm (first order)")
 
 
-@defop("batch_norm", decomposition=_batch_norm_decomp, backward=_batch_norm_bw, save_output=True, out=False,
+@defop("batch_norm", decomposition=_batch_norm_decomp, backward=_batch_norm_bw, save_output=(1, 2), out=False,
        method=False, group="nn")
 def batch_norm(x, w, b, eps):
     """batch normalisation with batch statistics: (out, mean, invstd) (arguments validated by
@@ -132,7 +132,7 @@ def _layer_norm_bw(ctx, grads):
     return tuple(res)
 
 
-@defop("layer_norm", decomposition=_layer_norm_decomp, backward=_layer_norm_bw, save_output=True, out=False,
+@defop("layer_norm", decomposition=_layer_norm_decomp, backward=_layer_norm_bw, save_output=(1, 2), out=False,
        method=False, group="nn")
 def layer_norm(x, w, b, k, eps):
     """normalisation over the last k dims: (out, mean, invstd)"""

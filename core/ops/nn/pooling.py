@@ -59,7 +59,7 @@ def _max_pool_bw(ctx, grads):
     return (max_pool_backward(g, idx, x.shape),)
 
 
-@defop("max_pool", decomposition=_max_pool_decomp, backward=_max_pool_bw, saves=(), save_output=True, out=False,
+@defop("max_pool", decomposition=_max_pool_decomp, backward=_max_pool_bw, saves=(), save_output=(1,), out=False,
        method=False, group="nn")
 def max_pool(x, kernel, stride, padding, dilation, ceil_mode):
     """N-d max pooling: (values, flat spatial indices)"""

@@ -62,6 +62,12 @@ def _zeros_like(t):
     return CR.zeros(tuple(t._shape), dtype=t._dtype, device=t._device)
 
 
+def _zeros_of(meta):
+    """Zeros for an output the backward did not save (``ctx.out_meta``: shape, dtype, device)."""
+    shape, dtype, device = meta
+    return CR.zeros(tuple(shape), dtype=dtype, device=device)
+
+
 def _t_mm(a: Tensor, b: Tensor) -> Tensor:
     """sum over steps and rows of a_t^T b_t for (T, B, m), (T, B, n): one (m, n) matmul."""
     m, n = a._shape[-1], b._shape[-1]
@@ -111,14 +117,14 @@ def _rnn_backward_decomp(g_out, g_hn, xg, h0, w_hh, out, batch_sizes, reverse, r
 
 def _rnn_bw(ctx, grads):
     xg, h0, w_hh, batch_sizes, reverse, relu = ctx.args
-    out, hn = ctx.out
+    out = ctx.out[0]
     g_out = grads[0] if grads[0] is not None else _zeros_like(out)
-    g_hn = grads[1] if grads[1] is not None else _zeros_like(hn)
+    g_hn = grads[1] if grads[1] is not None else _zeros_of(ctx.out_meta[1])
     return dispatch(RNN_LAYER_BACKWARD, xg._device, (g_out, g_hn, xg, h0, w_hh, out, batch_sizes, reverse, relu),
                     (g_out, g_hn, xg, h0, w_hh))
 
 
-RNN_LAYER = register_op("rnn_layer", decomposition=_rnn_decomp, backward=_rnn_bw, save_output=True, group="nn",
+RNN_LAYER = register_op("rnn_layer", decomposition=_rnn_decomp, backward=_rnn_bw, save_output=(0,), group="nn",
                         doc="one direction of an Elman RNN layer over all steps: (out, h_n)")
 RNN_LAYER_BACKWARD = register_op("rnn_layer_backward", decomposition=_rnn_backward_decomp, group="nn",
                                  doc="(grad_xg, grad_h0, grad_w_hh) of rnn_layer (BPTT)")
@@ -192,17 +198,17 @@ def _lstm_backward_decomp(g_out, g_hn, g_cn, xg, h0, c0, w_hh, w_hr, out, ws, ba
 
 def _lstm_bw(ctx, grads):
     xg, h0, c0, w_hh, w_hr, batch_sizes, reverse = ctx.args
-    out, hn, cn, ws = ctx.out
+    out, _, _, ws = ctx.out
     g_out = grads[0] if grads[0] is not None else _zeros_like(out)
-    g_hn = grads[1] if grads[1] is not None else _zeros_like(hn)
-    g_cn = grads[2] if grads[2] is not None else _zeros_like(cn)
+    g_hn = grads[1] if grads[1] is not None else _zeros_of(ctx.out_meta[1])
+    g_cn = grads[2] if grads[2] is not None else _zeros_of(ctx.out_meta[2])
     ins = (g_out, g_hn, g_cn, xg, h0, c0, w_hh) + (() if w_hr is None else (w_hr,))
     r = dispatch(LSTM_LAYER_BACKWARD, xg._device,
                  (g_out, g_hn, g_cn, xg, h0, c0, w_hh, w_hr, out, ws, batch_sizes, reverse), ins)
     return tuple(r[:4]) if w_hr is None else tuple(r)
 
 
-LSTM_LAYER = register_op("lstm_layer", decomposition=_lstm_decomp, backward=_lstm_bw, save_output=True, group="nn",
+LSTM_LAYER = register_op("lstm_layer", decomposition=_lstm_decomp, backward=_lstm_bw, save_output=(0, 3), group="nn",
                          doc="one direction of an LSTM layer over all steps: (out, h_n, c_n, workspace)")
 LSTM_LAYER_BACKWARD = register_op("lstm_layer_backward", decomposition=_lstm_backward_decomp, group="nn",
                                   doc="(grad_xg, grad_h0, grad_c0, grad_w_hh, grad_w_hr) of lstm_layer (BPTT)")
@@ -274,16 +280,16 @@ def _gru_backward_decomp(g_out, g_hn, xg, h0, w_hh, b_hh, out, ws, batch_sizes, 
 
 def _gru_bw(ctx, grads):
     xg, h0, w_hh, b_hh, batch_sizes, reverse = ctx.args
-    out, hn, ws = ctx.out
+    out, _, ws = ctx.out
     g_out = grads[0] if grads[0] is not None else _zeros_like(out)
-    g_hn = grads[1] if grads[1] is not None else _zeros_like(hn)
+    g_hn = grads[1] if grads[1] is not None else _zeros_of(ctx.out_meta[1])
     ins = (g_out, g_hn, xg, h0, w_hh) + (() if b_hh is None else (b_hh,))
     r = dispatch(GRU_LAYER_BACKWARD, xg._device, (g_out, g_hn, xg, h0, w_hh, b_hh, out, ws, batch_sizes, reverse),
                  ins)
     return tuple(r[:3]) if b_hh is None else tuple(r)
 
 
-GRU_LAYER = register_op("gru_layer", decomposition=_gru_decomp, backward=_gru_bw, save_output=True, group="nn",
+GRU_LAYER = register_op("gru_layer", decomposition=_gru_decomp, backward=_gru_bw, save_output=(0, 2), group="nn",
                         doc="one direction of a GRU layer over all steps: (out, h_n, workspace)")
 GRU_LAYER_BACKWARD = register_op("gru_layer_backward", decomposition=_gru_backward_decomp, group="nn",
                                  doc="(grad_xg, grad_h0, grad_w_hh, grad_b_hh) of gru_layer (BPTT)")

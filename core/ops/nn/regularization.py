@@ -27,7 +27,7 @@ def _dropout_bw(ctx, grads):
 
 
 # the kernel op returns the mask too (for the backward); the front ends return x * mask only
-DROPOUT = register_op("dropout", decomposition=_dropout_decomp, backward=_dropout_bw, saves=(), save_output=True,
+DROPOUT = register_op("dropout", decomposition=_dropout_decomp, backward=_dropout_bw, saves=(), save_output=(1,),
                       group="nn", doc="inverted dropout: (x * mask, mask), mask in {0, 1/(1-p)}")
 
 

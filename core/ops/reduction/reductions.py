@@ -275,9 +275,9 @@ def _min_dim_decomp(x, d, keepdim):
 
 
 # (values, indices) along one dim: internal ops a backend may implement
-_MAX_DIM = register_op("max_dim", decomposition=_max_dim_decomp, backward=take_backward, saves=(), save_output=True,
+_MAX_DIM = register_op("max_dim", decomposition=_max_dim_decomp, backward=take_backward, saves=(), save_output=(1,),
                        group="reduce")
-_MIN_DIM = register_op("min_dim", decomposition=_min_dim_decomp, backward=take_backward, saves=(), save_output=True,
+_MIN_DIM = register_op("min_dim", decomposition=_min_dim_decomp, backward=take_backward, saves=(), save_output=(1,),
                        group="reduce")
 
 

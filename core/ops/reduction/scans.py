@@ -121,14 +121,14 @@ def _cumext_plan(rt, input, dim, name):
 
 
 @defop("cummax", decomposition=lambda x, d: _cumext_decomp(x, d, True), backward=_cum_take_bw, saves=(),
-       save_output=True, returns=RT.cummax, group="reduce")
+       save_output=(1,), returns=RT.cummax, group="reduce")
 def cummax(input, dim):
     """Running maximum along ``dim`` and the index where it was reached (the last one on ties)."""
     return _cumext_plan(RT.cummax, input, dim, "cummax")
 
 
 @defop("cummin", decomposition=lambda x, d: _cumext_decomp(x, d, False), backward=_cum_take_bw, saves=(),
-       save_output=True, returns=RT.cummin, group="reduce")
+       save_output=(1,), returns=RT.cummin, group="reduce")
 def cummin(input, dim):
     """Running minimum along ``dim`` and its index (the last one on ties)."""
     return _cumext_plan(RT.cummin, input, dim, "cummin")

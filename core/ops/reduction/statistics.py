@@ -116,7 +116,7 @@ def _median_dim_decomp(x, d, keepdim):
 
 # (values, indices) of the lower median along one dim: an internal op a backend may implement
 _MEDIAN_DIM = register_op("median_dim", decomposition=_median_dim_decomp, backward=RD.take_backward, saves=(),
-                          save_output=True, group="reduce")
+                          save_output=(1,), group="reduce")
 
 
 @composite("median")
@@ -191,7 +191,7 @@ def _mode_decomp(x, d, keepdim):
     return (vals.contiguous(), idx.contiguous())
 
 
-@defop("mode", decomposition=_mode_decomp, backward=RD.take_backward, saves=(), save_output=True, returns=RT.mode,
+@defop("mode", decomposition=_mode_decomp, backward=RD.take_backward, saves=(), save_output=(1,), returns=RT.mode,
        group="reduce")
 def mode(input, dim: int = -1, keepdim: bool = False):
     """The most frequent value along ``dim`` (the smallest among ties) and its index."""
