@@ -6,6 +6,8 @@ them natively).
 """
 from __future__ import annotations
 
+import math
+
 from ... import _dtype as D
 from ... import return_types as RT
 from ..._tensor import _wrap_dim
@@ -47,7 +49,12 @@ def _var_bw(ctx, g):
     x, dims, correction, keepdim = ctx.args
     n = RD.numel_of(x._shape, dims)
     m = RD.mean(x, dims, keepdim=True)
-    return (RD.unreduce(g, x._shape, dims, keepdim) * (x - m) * (2.0 / (n - correction)),)
+    return (RD.unreduce(g, x._shape, dims, keepdim) * (x - m) * _over(2.0, n - correction),)
+
+
+def _over(num: float, denom: float) -> float:
+    """``num / denom`` as C's float division (no degrees of freedom left: inf, as PyTorch)."""
+    return num / denom if denom else math.copysign(math.inf, denom) * num
 
 
 def _std_decomp(x, dims, correction, keepdim):
@@ -59,7 +66,8 @@ def _std_bw(ctx, g):
     n = RD.numel_of(x._shape, dims)
     m = RD.mean(x, dims, keepdim=True)
     s = RD.unreduce(ctx.out, x._shape, dims, keepdim)
-    return (RD.unreduce(g, x._shape, dims, keepdim) * (x - m) / (s * (n - correction)),)
+    gx = RD.unreduce(g, x._shape, dims, keepdim) * (x - m) / (s * (n - correction))
+    return (PW.where(CMP.eq(s, 0.0), 0.0, gx),)  # a constant slice: 0, as PyTorch (not 0 / 0)
 
 
 def _spread_plan(input, dim, unbiased, keepdim, correction, name):
