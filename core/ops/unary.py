@@ -270,8 +270,7 @@ def logit(input, eps=None):
     dt = x._dtype
     if eps is not None:  # the bounds in the input's dtype (bfloat16: 1 - 1e-6 is 1), as PyTorch
         x = PW.clamp(x, _rounded(eps, dt), _rounded(1.0 - _rounded(eps, dt), dt))
-    x = U.opmath(x)
-    return U.from_opmath(log(A.div(x, A.sub(1.0, x))), dt)
+    return log(A.div(x, A.sub(1.0, x)))  # each step rounded to the dtype, as PyTorch's kernel
 
 
 def _rounded(v: float, dt) -> float:
