@@ -115,6 +115,25 @@ def _tensor_only(fn, reflected=False):
     return method
 
 
+def _comparison(op, meta):
+    """``tensor == other`` and the other comparisons: as :func:`_operator`, and a numpy array on
+    either side is compared elementwise as a tensor (a Tensor of bools, as PyTorch's ``==``; python
+    would otherwise fall back to identity)."""
+    plain = _operator(op, meta)
+
+    def method(self, other):
+        if isinstance(other, np.ndarray):
+            other = creation.as_tensor(other)
+        return plain(self, other)
+    return method
+
+
+def _array_wrap(self, array, context=None, return_scalar=False):
+    """numpy's result of a ufunc over a tensor (``tensor + ndarray``, ``np.sin(tensor)``) comes
+    back as a (cpu) Tensor, as PyTorch's."""
+    return creation.from_numpy(array if array.flags.c_contiguous else array.copy())
+
+
 def _invert(self):
     if self._dtype.category == D._FLOAT:
         raise TypeError(f"~ (operator.invert) is only implemented on integer and Boolean-type tensors (got "
@@ -510,6 +529,7 @@ def install() -> None:
     T.__deepcopy__ = _deepcopy
     T.__dlpack__ = _dlpack_export
     T.__dlpack_device__ = _dlpack_device
+    T.__array_wrap__ = _array_wrap
     # arithmetic operators
     T.__add__ = T.__radd__ = _operator(A.add.op, A.add_operands)
     T.__iadd__ = A.add_
@@ -538,5 +558,5 @@ def install() -> None:
         setattr(T, f"__i{name}__", fn.inplace)
     for name in ("eq", "ne", "lt", "le", "gt", "ge"):
         fn = getattr(ops, name)
-        setattr(T, f"__{name}__", _operator(fn.op, fn.op.meta))
+        setattr(T, f"__{name}__", _comparison(fn.op, fn.op.meta))
     T.__hash__ = lambda self: id(self)

@@ -163,3 +163,14 @@ def common_device(op: str, *tensors):
 def _cpu_scalar_seen(tensors, dev):
     # dev came only from cpu 0-d tensors: the other device wins
     return all(not isinstance(t, Tensor) or t._device is not dev or not t._shape for t in tensors)
+
+
+def opmath(x):
+    """Tensor ``x`` in the dtype PyTorch's kernels compute it in: float16 and bfloat16 in float32
+    (so that intermediate results neither overflow nor lose precision), others as they are."""
+    return x.to(D.float32) if x._dtype.itemsize == 2 and x._dtype.category == _FLOAT else x
+
+
+def from_opmath(r, dtype):
+    """A result computed by :func:`opmath` back in the operands' ``dtype``."""
+    return r if r._dtype is dtype else r.to(dtype)

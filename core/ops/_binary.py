@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import sys
 
+import numpy as np
+
 from .. import _dtype as D
 from .._tensor import Tensor
 from . import _args as U
@@ -65,13 +67,25 @@ def promote(op: str, a, b, kind: int):
         if a._dtype is not ct:
             a = CP.cast(a, ct)
     else:
-        a = U.scalar_value(a, ct, op)
+        a = _reduced_scalar(U.scalar_value(a, ct, op), ct, op)
     if tb:
         if b._dtype is not ct:
             b = CP.cast(b, ct)
     else:
-        b = U.scalar_value(b, ct, op)
+        b = _reduced_scalar(U.scalar_value(b, ct, op), ct, op)
     return a, b, dev, ct
+
+
+def _reduced_scalar(v, ct, op: str):
+    """A python float next to a float16/bfloat16 tensor, as PyTorch takes it: rounded to the
+    tensor's dtype (``bf16(0.1) == 0.1`` holds, ``f16(0.1) - 0.1`` is 0), except by mul, div
+    and floor_divide, whose kernels keep it exact and compute in float32 (as the cpu backend does)."""
+    if ct.itemsize == 2 and ct.category == _FLOAT and isinstance(v, float) and op not in _EXACT_SCALAR:
+        return float(np.array(v, dtype=ct.np))
+    return v
+
+
+_EXACT_SCALAR = frozenset({"mul", "div", "floor_divide"})
 
 
 def operands(a, b) -> tuple:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from .. import _dtype as D
 from .._tensor import Tensor
 from . import _args as U
@@ -47,17 +49,37 @@ def _check_bool_sub(a, b):
                            "invert a mask, use the `~` or `logical_not()` operator instead.")
 
 
-def _scaled_other(input, other, alpha, op):
-    """``alpha * other`` for add/sub, with PyTorch's checks on ``alpha``."""
+def _check_alpha(input, other, alpha, op):
     rt = D.result_type(input, other)
     if isinstance(alpha, bool):
         if rt is not D.bool:
             raise RuntimeError(f"{op}: Boolean alpha only supported for Boolean results.")
     elif isinstance(alpha, float) and rt.category != _FLOAT:
         raise RuntimeError(f"{op}: For integral input tensors, argument alpha must not be a floating point number.")
-    if not isinstance(other, Tensor):
-        return other * alpha
-    return mul(other, alpha)
+
+
+def _with_alpha(input, other, alpha, op):
+    """``input + alpha * other`` (``sub``: ``alpha`` negated), as PyTorch's kernel computes it: both
+    operands promoted first, ``alpha`` taken in the result dtype, and float16/bfloat16 computed in
+    float32 and rounded once (so ``alpha * other`` neither wraps nor overflows in ``other``'s own
+    dtype)."""
+    _check_alpha(input, other, alpha, op)
+    a, b, dev, ct = promote(op, input, other, ARITH)
+    if ct is D.bool:
+        alpha = bool(alpha)
+    elif ct.category != _FLOAT:
+        alpha = int(alpha)
+    elif ct.itemsize == 2:  # alpha rounded to the dtype, the arithmetic in float32
+        alpha = float(np.array(alpha, dtype=ct.np))
+        a32 = a.to(D.float32) if isinstance(a, Tensor) else a
+        b32 = b.to(D.float32) if isinstance(b, Tensor) else b
+        r = (add if op == "add" else sub)(a32, mul(b32, alpha) if isinstance(b32, Tensor) else b32 * alpha)
+        return r.to(ct)
+    if not isinstance(b, Tensor):
+        b = U.scalar_value(b * alpha, ct, op)  # python numbers: refused outside an integer dtype's range
+    else:
+        b = mul(b, alpha)
+    return (add if op == "add" else sub)(a, b)
 
 
 @defop("add", backward=lambda ctx, g: binary_grads(ctx, g, lambda g, a, b: g, lambda g, a, b: g), saves=(),
@@ -65,7 +87,7 @@ def _scaled_other(input, other, alpha, op):
 def add(input, other, *, alpha=1):
     """``input + alpha * other``."""
     if alpha.__class__ is not int or alpha != 1:
-        other = _scaled_other(input, other, alpha, "add")
+        return None, _with_alpha(input, other, alpha, "add"), None
     a, b, dev, _ = promote("add", input, other, ARITH)
     return dev, (a, b), operands(a, b)
 
@@ -76,7 +98,7 @@ def sub(input, other, *, alpha=1):
     """``input - alpha * other`` (refused for bool operands: use ``^`` or ``~``)."""
     _check_bool_sub(input, other)
     if alpha.__class__ is not int or alpha != 1:
-        other = _scaled_other(input, other, alpha, "sub")
+        return None, _with_alpha(input, other, alpha, "sub"), None
     a, b, dev, _ = promote("sub", input, other, ARITH)
     return dev, (a, b), operands(a, b)
 
@@ -251,14 +273,17 @@ fmin = binary("fmin", ARITH, _fmin_a, _fmin_b, decomposition=_fmin_decomp, doc="
 # -- pow ----------------------------------------------------------------------------------------
 
 def _pow_a(g, a, b):
-    if isinstance(b, (int, float)) and b == 0:
-        return g * 0.0
-    return g * b * pow(a, b - 1)
+    if isinstance(b, (int, float)):
+        return g * 0.0 if b == 0 else g * b * pow(a, b - 1)
+    # x ** 0 is 1 everywhere: its gradient is 0, also at 0 (where 0 * 0 ** -1 would be NaN)
+    return PW.where(CMP.eq(b, 0), 0.0, g * b * pow(a, b - 1))
 
 
 def _pow_b(g, a, b):
     if isinstance(a, (int, float)):
-        return g * pow(a, b) * math.log(a) if a > 0 else g * 0.0
+        if a == 0:  # d/dy 0 ** y: 0 where y >= 0 (as PyTorch), else 0 ** y * log(0)
+            return PW.where(CMP.ge(b, 0), 0.0, g * pow(a, b) * -math.inf)
+        return g * pow(a, b) * (math.log(a) if a > 0 else math.nan)
     la = UN.log(a)
     return g * pow(a, b) * PW.where(CMP.logical_and(CMP.eq(a, 0), CMP.ge(b, 0)), 0.0, la)
 
@@ -323,6 +348,20 @@ def _check_addcdiv(t1, t2):
                            "integer inputs and as (input + value * tensor1 / tensor2) for float inputs.")
 
 
+def _fused_operands(op, input, tensor1, tensor2, value):
+    """The operands of addcmul/addcdiv in the dtype they compute in, and ``value`` for it: PyTorch
+    promotes all three first (so ``tensor1 * tensor2`` neither wraps nor overflows in their own
+    dtype), takes ``value`` in an integer result dtype, and computes float16/bfloat16 in float32."""
+    ct = D.result_type(input, tensor1, tensor2)
+    if ct is D.bool:
+        raise U.dtype_not_implemented(f"{op}_cpu_out", ct)
+    if ct.category != _FLOAT:
+        value = int(value)
+    work = D.float32 if ct.itemsize == 2 and ct.category == _FLOAT else ct
+    return ct, tuple(t.to(work) if isinstance(t, Tensor) and t._dtype is not work else t
+                     for t in (input, tensor1, tensor2)), value
+
+
 def _scaled_quotient(tensor1, tensor2, value):
     # (value * t1) / t2 in that order, as PyTorch's kernel rounds: optimizers call addcdiv every
     # step, and (t1 / t2) * value differs by an ulp in a third of the elements, which compounds
@@ -334,25 +373,31 @@ def _scaled_product(tensor1, tensor2, value):
 
 
 def _addcmul_inplace(self, tensor1, tensor2, *, value=1):
-    return add_(self, _scaled_product(tensor1, tensor2, value))
+    _, (_, t1, t2), value = _fused_operands("addcmul", self, tensor1, tensor2, value)
+    return add_(self, _scaled_product(t1, t2, value))
 
 
 def _addcdiv_inplace(self, tensor1, tensor2, *, value=1):
     _check_addcdiv(tensor1, tensor2)
-    return add_(self, _scaled_quotient(tensor1, tensor2, value))
+    _, (_, t1, t2), value = _fused_operands("addcdiv", self, tensor1, tensor2, value)
+    return add_(self, _scaled_quotient(t1, t2, value))
 
 
 @composite("addcmul", inplace=_addcmul_inplace)
 def addcmul(input, tensor1, tensor2, *, value=1):
     """``input + value * tensor1 * tensor2``."""
-    return add(input, _scaled_product(tensor1, tensor2, value))
+    ct, (x, t1, t2), value = _fused_operands("addcmul", input, tensor1, tensor2, value)
+    r = add(x, _scaled_product(t1, t2, value))
+    return r if r._dtype is ct else r.to(ct)
 
 
 @composite("addcdiv", inplace=_addcdiv_inplace)
 def addcdiv(input, tensor1, tensor2, *, value=1):
     """``input + value * tensor1 / tensor2``."""
     _check_addcdiv(tensor1, tensor2)
-    return add(input, _scaled_quotient(tensor1, tensor2, value))
+    ct, (x, t1, t2), value = _fused_operands("addcdiv", input, tensor1, tensor2, value)
+    r = add(x, _scaled_quotient(t1, t2, value))
+    return r if r._dtype is ct else r.to(ct)
 
 
 addcmul_, addcdiv_ = addcmul.inplace, addcdiv.inplace

@@ -126,6 +126,9 @@ def clamp(input, min=None, max=None):
     if isinstance(min, Tensor) or isinstance(max, Tensor):  # broadcast bounds: maximum/minimum promote and record
         return None, _clamp_decomp(x, min, max), None
     ct = D.result_type(x, *(v for v in (min, max) if v is not None))
+    if ct is D.bool:
+        raise U.dtype_not_implemented("clamp_scalar_cpu" if min is not None and max is not None else
+                                      "clamp_min_scalar_cpu" if min is not None else "clamp_max_scalar_cpu", ct)
     if ct is not x._dtype:
         x = x.to(ct)
     lo, hi = _clamp_bounds(min, max, ct)
@@ -155,12 +158,18 @@ clamp_min_, clamp_max_ = clamp_min.inplace, clamp_max.inplace
 
 # -- binary math ------------------------------------------------------------------------------------
 
+def _atan2_recip(a, b):
+    """``1 / (a^2 + b^2)``, 0 at the origin (where atan2's gradient is 0, as PyTorch's)."""
+    r = UN.reciprocal(a * a + b * b)
+    return where(CMP.isinf(r), 0.0, r)
+
+
 def _atan2_a(g, a, b):
-    return g * b / (a * a + b * b)
+    return g * b * _atan2_recip(a, b)
 
 
 def _atan2_b(g, a, b):
-    return -g * a / (a * a + b * b)
+    return g * -a * _atan2_recip(a, b)
 
 
 atan2 = binary("atan2", FLOATOP, _atan2_a, _atan2_b, doc="atan(input / other) by quadrant")
@@ -172,10 +181,30 @@ hypot = binary("hypot", FLOATOP, lambda g, a, b: g * a / hypot(a, b), lambda g, 
 hypot_ = hypot.inplace
 
 
+def _check_lerp(x, end, weight):
+    for name, t in (("end", end), ("weight", weight)):
+        if isinstance(t, Tensor) and t._dtype is not x._dtype and (name == "end" or t._shape):
+            raise RuntimeError(f"lerp: expected dtype {x._dtype.name} for `{name}` but got dtype {t._dtype.name}")
+    if x._dtype.category != _FLOAT:
+        raise U.dtype_not_implemented("lerp_kernel_tensor" if isinstance(weight, Tensor) else "lerp_kernel_scalar",
+                                      x._dtype)
+
+
 @composite("lerp", inplace=True)
 def lerp(input, end, weight):
-    """``input + weight * (end - input)``."""
-    return A.add(input, A.mul(weight, A.sub(end, input)))
+    """``input + weight * (end - input)`` for ``|weight| < 0.5``, else ``end - (end - input) * (1 -
+    weight)`` (exact at ``weight == 1``), as PyTorch's kernel; float16/bfloat16 compute in float32."""
+    x = U.tensor_arg(input, "lerp")
+    _check_lerp(x, end, weight)
+    dt = x._dtype
+    x, e = U.opmath(x), U.opmath(end) if isinstance(end, Tensor) else end
+    w = U.opmath(weight) if isinstance(weight, Tensor) else weight
+    diff = A.sub(e, x)
+    if not isinstance(w, Tensor):
+        r = A.add(x, A.mul(w, diff)) if abs(w) < 0.5 else A.sub(e, A.mul(diff, 1 - w))
+    else:
+        r = where(CMP.lt(UN.abs(w), 0.5), A.add(x, A.mul(w, diff)), A.sub(e, A.mul(diff, A.rsub(w, 1))))
+    return U.from_opmath(r, dt)
 
 
 def _as_tensor_like(v, dtype, dev):
@@ -200,11 +229,14 @@ def xlogy(input, other):
     a, b, dev, ct = promote("xlogy", input, other, FLOATOP)
     if not isinstance(b, Tensor):
         b = _as_tensor_like(b, ct, dev)
-    r = A.mul(a, UN.log(b))
-    keep = CMP.logical_or(CMP.ne(a, 0.0), CMP.isnan(b)) if isinstance(a, Tensor) else (a != 0 or None)
-    if keep is None:  # a python 0: the result is 0, or NaN where other is NaN
-        return where(CMP.isnan(b), math.nan, A.mul(b, 0.0))
-    return r if keep is True else where(keep, r, 0.0)
+    # log(other) is replaced by 0 where input is 0 and the log is -inf, NaN or +inf (not for a NaN
+    # other): the product is then 0, and the gradients are PyTorch's (for input log(other), 0 where
+    # other <= 0; for other input / other, NaN at (0, 0))
+    odd = CMP.logical_or(CMP.le(b, 0.0), CMP.eq(b, math.inf))
+    zero = CMP.eq(a, 0.0) if isinstance(a, Tensor) else a == 0
+    if zero is False:
+        return A.mul(a, UN.log(b))
+    return A.mul(a, where(odd if zero is True else CMP.logical_and(zero, odd), 0.0, UN.log(b)))
 
 
 @composite("heaviside", inplace=True)
@@ -223,18 +255,21 @@ def heaviside(input, values):
 def logaddexp(input, other):
     """``log(exp(input) + exp(other))`` without overflow."""
     a, b, dev, ct = promote("logaddexp", input, other, FLOATOP)
+    a, b = U.opmath(a) if isinstance(a, Tensor) else a, U.opmath(b) if isinstance(b, Tensor) else b
     m = A.maximum(a, b)
     # equal infinities make a - b NaN; their sum is that infinity
-    return where(CMP.eq(a, b), A.add(a, math.log(2.0)), A.add(m, UN.log1p(UN.exp(UN.neg(UN.abs(A.sub(a, b)))))))
+    return U.from_opmath(where(CMP.eq(a, b), A.add(a, math.log(2.0)),
+                       A.add(m, UN.log1p(UN.exp(UN.neg(UN.abs(A.sub(a, b))))))), ct)
 
 
 @composite("logaddexp2")
 def logaddexp2(input, other):
     """``log2(2**input + 2**other)`` without overflow."""
     a, b, dev, ct = promote("logaddexp2", input, other, FLOATOP)
+    a, b = U.opmath(a) if isinstance(a, Tensor) else a, U.opmath(b) if isinstance(b, Tensor) else b
     m = A.maximum(a, b)
-    return where(CMP.eq(a, b), A.add(a, 1.0),
-                 A.add(m, A.div(UN.log1p(UN.exp2(UN.neg(UN.abs(A.sub(a, b))))), UN.LN2)))
+    return U.from_opmath(where(CMP.eq(a, b), A.add(a, 1.0),
+                       A.add(m, A.div(UN.log1p(UN.exp2(UN.neg(UN.abs(A.sub(a, b))))), UN.LN2))), ct)
 
 
 @composite("sinc", inplace=True)
@@ -243,8 +278,12 @@ def sinc(input):
     x = U.tensor_arg(input, "sinc")
     if x._dtype.category != _FLOAT:
         x = x.to(D.get_default_dtype())
+    dt = x._dtype
+    x = U.opmath(x)
     px = A.mul(x, math.pi)
-    return where(CMP.eq(x, 0.0), 1.0, A.div(UN.sin(px), px))
+    zero = CMP.eq(x, 0.0)
+    # 1 at 0; the quotient's denominator is made 1 there so that its gradient is 0, not 0 / 0
+    return U.from_opmath(where(zero, 1.0, A.div(UN.sin(px), where(zero, 1.0, px))), dt)
 
 
 @composite("nan_to_num", inplace=True)

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from .. import _dtype as D
 from .._tensor import Tensor
 from . import _args as U
@@ -124,10 +126,11 @@ def round(input, *, decimals: int = 0):
     x = U.tensor_arg(input, "round")
     if x._dtype.category != _FLOAT:
         raise U.dtype_not_implemented("round_cpu", x._dtype, "round(decimals=...) needs a floating tensor")
+    dt, x = x._dtype, U.opmath(x)  # float16 in float32: 60000 * 10 must not overflow
     s = 10.0 ** decimals
     if decimals > 0:
-        return None, A.div(round(A.mul(x, s)), s), None
-    return None, A.mul(round(A.div(x, 10.0 ** -decimals)), 10.0 ** -decimals), None
+        return None, U.from_opmath(A.div(round(A.mul(x, s)), s), dt), None
+    return None, U.from_opmath(A.mul(round(A.div(x, 10.0 ** -decimals)), 10.0 ** -decimals), dt), None
 
 
 neg_, abs_, sign_, exp_, log_ = neg.inplace, abs.inplace, sign.inplace, exp.inplace, log.inplace
@@ -264,9 +267,14 @@ def _float(x, op: str):
 def logit(input, eps=None):
     """log(p / (1 - p)), with p clamped to [eps, 1 - eps] when eps is given."""
     x = _float(input, "logit")
-    if eps is not None:
-        x = PW.clamp(x, eps, 1.0 - eps)
-    return log(A.div(x, A.sub(1.0, x)))
+    dt = x._dtype
+    if eps is not None:  # the bounds in the input's dtype (bfloat16: 1 - 1e-6 is 1), as PyTorch
+        x = PW.clamp(x, _rounded(eps, dt), _rounded(1.0 - _rounded(eps, dt), dt))
+    return log(A.div(x, A.sub(1.0, x)))  # each step rounded to the dtype, as PyTorch's kernel
+
+
+def _rounded(v: float, dt) -> float:
+    return float(np.array(v, dtype=dt.np))
 
 
 @composite("deg2rad", inplace=True)

@@ -6,6 +6,8 @@ them natively).
 """
 from __future__ import annotations
 
+import math
+
 from ... import _dtype as D
 from ... import return_types as RT
 from ..._tensor import _wrap_dim
@@ -47,7 +49,12 @@ def _var_bw(ctx, g):
     x, dims, correction, keepdim = ctx.args
     n = RD.numel_of(x._shape, dims)
     m = RD.mean(x, dims, keepdim=True)
-    return (RD.unreduce(g, x._shape, dims, keepdim) * (x - m) * (2.0 / (n - correction)),)
+    return (RD.unreduce(g, x._shape, dims, keepdim) * (x - m) * _over(2.0, n - correction),)
+
+
+def _over(num: float, denom: float) -> float:
+    """``num / denom`` as C's float division (no degrees of freedom left: inf, as PyTorch)."""
+    return num / denom if denom else math.copysign(math.inf, denom) * num
 
 
 def _std_decomp(x, dims, correction, keepdim):
@@ -59,7 +66,8 @@ def _std_bw(ctx, g):
     n = RD.numel_of(x._shape, dims)
     m = RD.mean(x, dims, keepdim=True)
     s = RD.unreduce(ctx.out, x._shape, dims, keepdim)
-    return (RD.unreduce(g, x._shape, dims, keepdim) * (x - m) / (s * (n - correction)),)
+    gx = RD.unreduce(g, x._shape, dims, keepdim) * (x - m) / (s * (n - correction))
+    return (PW.where(CMP.eq(s, 0.0), 0.0, gx),)  # a constant slice: 0, as PyTorch (not 0 / 0)
 
 
 def _spread_plan(input, dim, unbiased, keepdim, correction, name):
@@ -119,6 +127,26 @@ _MEDIAN_DIM = register_op("median_dim", decomposition=_median_dim_decomp, backwa
                           save_output=(1,), group="reduce")
 
 
+def _median_all_decomp(x):
+    return _median_dim_decomp(x.reshape(-1), 0, False)[0]
+
+
+def _ties_bw(ctx, g):
+    """The gradient of the median of all elements, shared evenly between the elements equal to it
+    (NaN counting as equal to NaN), as PyTorch's."""
+    x, v = ctx.args[0], ctx.out
+    hit = CMP.eq(x, v)
+    if x._dtype.category == _FLOAT:
+        hit = CMP.logical_or(hit, CMP.logical_and(CMP.isnan(x), CMP.isnan(v)))
+    m = hit.to(g._dtype)
+    return (g * m / RD.sum(m),)
+
+
+# the lower median of all elements: an internal op a backend may implement
+_MEDIAN_ALL = register_op("median_all", decomposition=_median_all_decomp, backward=_ties_bw, save_output=True,
+                          group="reduce")
+
+
 @composite("median")
 def median(input, dim=None, keepdim: bool = False):
     """The lower median: of all elements, or (values, indices) along ``dim``; NaN propagates
@@ -127,9 +155,7 @@ def median(input, dim=None, keepdim: bool = False):
     if dim is None:
         if x.numel() == 0:
             return CR.full((), float("nan"), dtype=x._dtype, device=x._device)
-        flat = x.reshape(-1)
-        v, _ = dispatch(_MEDIAN_DIM, x._device, (flat, 0, False), (flat,))
-        return v
+        return dispatch(_MEDIAN_ALL, x._device, (x,), (x,))
     d = _wrap_dim(dim, x.dim(), "median")
     if x.dim() == 0:
         return RT.median(x.clone(), CR.zeros((), dtype=D.int64, device=x._device))
@@ -160,10 +186,9 @@ def nanmedian(input, dim=None, keepdim: bool = False):
 def _mode_decomp(x, d, keepdim):
     xm = x.movedim(d, -1)
     eqm = (xm.unsqueeze(-1) == xm.unsqueeze(-2))
-    if x._dtype.category == _FLOAT:  # NaN counts as a value, equal to the other NaNs
-        nm = CMP.isnan(xm)
-        eqm = CMP.logical_or(eqm, CMP.logical_and(nm.unsqueeze(-1), nm.unsqueeze(-2)))
     counts = RD.sum(eqm, -1)
+    if x._dtype.category == _FLOAT:  # NaN equals nothing (as PyTorch's count): each NaN occurs once
+        counts = PW.where(CMP.isnan(xm), 1, counts)
     best = RD.amax(counts, -1, keepdim=True)
     # among the most frequent values, the smallest; its last occurrence
     cand = counts == best
@@ -172,7 +197,7 @@ def _mode_decomp(x, d, keepdim):
         filler = float("inf")
     else:
         filler = D.iinfo(big._dtype).max if big._dtype is not D.bool else True
-    if big._dtype.category == _FLOAT:  # NaN sorts above every number, so it wins only when it is the only mode
+    if big._dtype.category == _FLOAT:  # NaN wins only where no number is as frequent
         real = CMP.logical_and(cand, CMP.logical_not(CMP.isnan(big)))
         vals = RD.amin(PW.where(real, big, filler), -1, keepdim=True)
         vals = PW.where(RD.any(real, -1, keepdim=True), vals, float("nan"))

@@ -13,7 +13,7 @@ import numpy as np
 from ember.backend import Tensor
 
 from .base import KernelGroup
-from .rules import BF16, check_int_zero, to32
+from .rules import BF16, F16, check_int_zero, to32
 
 _ZERO_BLOCK = 1 << 16
 _ZEROS: dict = {}
@@ -80,7 +80,9 @@ class Elementwise(KernelGroup):
                 y = nd(b) if isinstance(b, Tensor) else b
                 t = a if isinstance(a, Tensor) else b
                 dev, dt = t._device, t._dtype
-            if dt is BF16:
+            if dt is BF16 or (dt is F16 and (x.__class__ is not ndarray or y.__class__ is not ndarray)):
+                # bfloat16, and float16 next to a python number, compute in float32 (as PyTorch's
+                # kernels: numpy would round the number to float16 first)
                 r = f(to32(x) if isinstance(x, ndarray) else x, to32(y) if isinstance(y, ndarray) else y)
                 if r.dtype.kind == "f":
                     r = r.astype(dt.np)
@@ -185,7 +187,10 @@ class Elementwise(KernelGroup):
         if out is not None:
             self.xp.clip(a, lo, hi, out=self.nd(out))
             return out
-        return self.wrap(self.xp.clip(a, lo, hi), x._device)
+        r = self.xp.clip(a, lo, hi)
+        if r.dtype != a.dtype:  # python bounds next to a bfloat16 array widen it to float32
+            r = r.astype(a.dtype)
+        return self.wrap(r, x._device)
 
     def threshold_backward(self, g, y, threshold):
         a = self.nd(g)

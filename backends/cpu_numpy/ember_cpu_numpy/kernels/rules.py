@@ -10,6 +10,7 @@ from ember.backend import dtypes as D
 
 #: bfloat16 (numpy has few bfloat16 loops, ml_dtypes adds the basics: it computes in float32)
 BF16 = D.bfloat16
+F16 = D.float16
 BF16_NP = D.bfloat16.np
 F16_NP = np.dtype(np.float16)
 F32 = np.dtype(np.float32)
