@@ -158,15 +158,19 @@ def load(f: FileLike, map_location: MapLocation = None, pickle_module: Any = Non
 
     ``weights_only=True`` (default) admits only tensors, storages, dtypes, devices, ``ember.Size``,
     containers (dict, OrderedDict, list, tuple, set) and plain values, plus what
-    :func:`add_safe_globals` allows; anything else raises ``pickle.UnpicklingError`` naming the
-    global, before it is imported. ``weights_only=False`` loads any pickled object (whole models)
-    and runs code from the file: use it only for files you trust.
+    :func:`add_safe_globals` allows; anything else raises :class:`CheckpointError` (a
+    ``pickle.UnpicklingError``) naming the global, before it is imported. A file cannot make it
+    allocate more than the bytes the file holds, nor set state that is not a tensor's.
+    ``weights_only=False`` loads any pickled object (whole models) and runs code from the file:
+    use it only for files you trust.
 
     ``map_location`` places storages: a device string or ``ember.device`` (all storages), a dict
     mapping saved locations to new ones (``{'cuda:1': 'cuda:0'}``), or a callable
     ``fn(storage, location)`` that gets each storage on cpu and returns a storage, a device or None
     (None: its saved location). ``mmap=True`` maps cpu storages from the file instead of reading
-    them (copy-on-write; not CRC-checked). Truncated or corrupt files raise ``RuntimeError``.
+    them (copy-on-write; not CRC-checked). Every file that cannot be loaded (truncated, corrupt,
+    malformed, refused by ``weights_only``, saved on a device not available here) raises
+    :class:`CheckpointError`, a ``pickle.UnpicklingError`` and a ``RuntimeError``.
 
     >>> import ember, io
     >>> buf = io.BytesIO(); ember.save([ember.arange(3)], buf); _ = buf.seek(0)
