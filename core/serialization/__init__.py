@@ -43,7 +43,7 @@ from ._globals import add_safe_globals, clear_safe_globals, get_safe_globals, sa
 from ._pickler import _custom_pickler, _EmberPickler, _StorageTable, _TorchPickler, _TwoDtypes
 # pickles name these as ember.serialization.<name>: keep them reachable here
 from ._rebuild import _rebuild_from_type, _rebuild_tensor_from_storage  # noqa: F401
-from ._unpickler import _Loader, _make_unpickler, _normalise_map_location, _Placeholder
+from ._unpickler import _BoundedUnpickler, _Loader, _make_unpickler, _normalise_map_location, _Placeholder
 
 __all__ = [
     "save", "load", "add_safe_globals", "get_safe_globals", "clear_safe_globals", "safe_globals",
@@ -243,7 +243,7 @@ def get_unsafe_globals_in_checkpoint(f: FileLike) -> list:
                 archive.close()
     loader = _Loader(None, name, "cpu", True)
 
-    class Scanner(pickle._Unpickler):   # the Python unpickler: no memo sized by the file
+    class Scanner(_BoundedUnpickler):
         def find_class(self, module, gname):
             full = f"{module}.{gname}"
             try:
@@ -257,7 +257,7 @@ def get_unsafe_globals_in_checkpoint(f: FileLike) -> list:
             return _Placeholder()
 
     try:
-        Scanner(io.BytesIO(data), encoding="utf-8").load()
+        Scanner(data, encoding="utf-8").load()
     except Exception as e:  # a malformed pickle: report what was found so far
         raise CheckpointError(f"ember.get_unsafe_globals_in_checkpoint: {name} has a malformed pickle ({e}); "
                               f"globals found before the error: {found}") from None

@@ -260,18 +260,44 @@ class _Unpickler(pickle.Unpickler):
         return self._loader.persistent_load(pid)
 
 
-class _WeightsOnlyUnpickler(pickle._Unpickler):
-    """``weights_only=True``: pickle's own Python unpickler (a file cannot make it allocate more than
-    the file holds, where the C one sizes its memo by an index the file gives), with globals and
-    storages resolved by a :class:`_Loader` and the state a file may set restricted: BUILD only on
-    tensors (their own attributes, checked), OrderedDict/Counter (attributes such as a state
-    dict's ``_metadata``) and classes the user allowed; NEWOBJ only of classes that are not tensors."""
+class _BoundedUnpickler(pickle._Unpickler):
+    """Python's own unpickler reading an in-memory pickle, allocating no more than it holds: the
+    C unpickler sizes its memo table by an index the file gives (13 bytes can take 1 GB), and
+    the Python one allocates a BYTEARRAY8's announced size before reading it."""
 
     dispatch = pickle._Unpickler.dispatch.copy()
 
-    def __init__(self, file, loader: _Loader, **kwargs):
-        super().__init__(file, **kwargs)
-        self._file, self._data_len = file, len(file.getbuffer())
+    def __init__(self, data: bytes, **kwargs):
+        self._file, self._data_len = io.BytesIO(data), len(data)
+        super().__init__(self._file, **kwargs)
+
+    def load_frame(self):   # a frame must hold the bytes it announces (pickle's own reader lets it run short)
+        size, = struct.unpack("<Q", self.read(8))
+        if size > self._data_len - self._file.tell():
+            raise _BadFile(f"a pickle frame of {size} bytes runs past the end of data.pkl")
+        self._unframer.load_frame(size)
+
+    def load_bytearray8(self):
+        size, = struct.unpack("<Q", self.read(8))
+        data = self.read(size)
+        if len(data) != size:
+            raise _BadFile(f"a bytearray of {size} bytes runs past the end of data.pkl")
+        self.append(bytearray(data))
+
+    dispatch[pickle.FRAME[0]] = load_frame
+    dispatch[pickle.BYTEARRAY8[0]] = load_bytearray8
+
+
+class _WeightsOnlyUnpickler(_BoundedUnpickler):
+    """``weights_only=True``: a :class:`_BoundedUnpickler` with globals and storages resolved by a
+    :class:`_Loader` and the state a file may set restricted: BUILD only on tensors (their own
+    attributes, checked), OrderedDict/Counter (attributes such as a state dict's ``_metadata``) and
+    classes the user allowed; NEWOBJ only of classes that are not tensors."""
+
+    dispatch = _BoundedUnpickler.dispatch.copy()
+
+    def __init__(self, data: bytes, loader: _Loader, **kwargs):
+        super().__init__(data, **kwargs)
         self._loader = loader
         self._user_types = tuple(v for v in loader.user_safe.values() if isinstance(v, type))
 
@@ -309,21 +335,14 @@ class _WeightsOnlyUnpickler(pickle._Unpickler):
             raise _BadFile(f"the pickle creates an object of {cls!r:.80} with __new__ (NEWOBJ), which builds no "
                            "checked value")
 
-    def load_frame(self):   # a frame must hold the bytes it announces (pickle's own reader lets it run short)
-        size, = struct.unpack("<Q", self.read(8))
-        if size > self._data_len - self._file.tell():
-            raise _BadFile(f"a pickle frame of {size} bytes runs past the end of data.pkl")
-        self._unframer.load_frame(size)
-
     dispatch[pickle.BUILD[0]] = load_build
-    dispatch[pickle.FRAME[0]] = load_frame
     dispatch[pickle.NEWOBJ[0]] = load_newobj
     dispatch[pickle.NEWOBJ_EX[0]] = load_newobj_ex
 
 
 def _make_unpickler(base, data: bytes, loader: _Loader, kwargs: dict):
     if loader.weights_only:
-        return _WeightsOnlyUnpickler(io.BytesIO(data), loader, **kwargs)
+        return _WeightsOnlyUnpickler(data, loader, **kwargs)
     if base is pickle.Unpickler:
         return _Unpickler(io.BytesIO(data), loader, **kwargs)
 
