@@ -142,6 +142,68 @@ def test_archive_layout_matches_pytorchs():
     assert zf.read("archive/data/0") == np.ones(3, np.float32).tobytes()
 
 
+def _globals_of(buf: io.BytesIO) -> set:
+    import pickletools
+    pk = zipfile.ZipFile(io.BytesIO(buf.getvalue())).read("archive/data.pkl")
+    return {arg.replace(" ", ".") for op, arg, _ in pickletools.genops(pk) if op.name == "GLOBAL"}
+
+
+def test_the_default_file_names_pytorchs_functions_only():
+    import ember.nn as nn
+    m = nn.Linear(2, 3)
+    opt = ember.optim.Adam(m.parameters())
+    m(ember.ones(1, 2)).sum().backward()
+    opt.step()
+    t = ember.arange(4.0)
+    t.note = "x"
+    buf = io.BytesIO()
+    ember.save({"sd": m.state_dict(), "opt": opt.state_dict(), "p": list(m.parameters()), "t": t, "dt": ember.int8,
+                "dev": ember.device("cpu"), "size": t.shape, "v": t[1:]}, buf)
+    names = _globals_of(buf)
+    assert names and all(n.startswith(("torch.", "collections.")) for n in names), names
+    assert "torch._utils._rebuild_tensor_v2" in names and "torch._utils._rebuild_parameter" in names
+    assert zipfile.ZipFile(buf).read("archive/.data/ember_version") == ember.__version__.encode()
+    buf.seek(0)
+    back = ember.load(buf)
+    assert back["t"].note == "x" and back["v"].untyped_storage() is back["t"].untyped_storage()
+    assert type(back["p"][0]) is ember.nn.Parameter and back["dt"] is ember.int8 and type(back["size"]) is ember.Size
+
+
+def test_what_pytorchs_format_cannot_hold_is_written_in_embers():
+    raw = ember.arange(4, dtype=ember.int32)
+    f = ember._tensor._make(raw._storage, (4,), (1,), 0, ember.float32, raw.device)   # one storage, two dtypes
+    buf = io.BytesIO()
+    ember.save([raw, f, ember.ones(2)], buf)
+    assert "ember.serialization._rebuild_tensor_from_storage" in _globals_of(buf)
+    buf.seek(0)
+    back = ember.load(buf)
+    assert back[0].tolist() == [0, 1, 2, 3] and back[1].untyped_storage() is back[0].untyped_storage()
+    assert bits(back[1]) == bits(f)
+    buf = io.BytesIO()
+    ember.save([ember.ones(1)], buf, pickle_module=_PickleLike)   # another pickle module: ember's names
+    assert "ember.serialization._rebuild_tensor_from_storage" in _globals_of(buf)
+
+
+class MyTensor(ember.Tensor):
+    """A user's Tensor subclass."""
+
+
+def test_tensor_subclasses_are_written_as_themselves_by_default():
+    t = ember.ones(2)
+    t.__class__ = MyTensor
+    for fmt, cls in ((None, MyTensor), ("ember", MyTensor), ("torch", ember.Tensor)):
+        buf = io.BytesIO()
+        ember.save({"t": t}, buf, format=fmt)
+        buf.seek(0)
+        if cls is MyTensor:
+            with pytest.raises(pickle.UnpicklingError, match="MyTensor"):
+                ember.load(buf)
+            buf.seek(0)
+        with S.safe_globals([MyTensor]):
+            back = ember.load(buf)["t"]
+        assert type(back) is cls and back.tolist() == [1.0, 1.0], fmt
+
+
 def test_records_are_64_byte_aligned():
     buf = io.BytesIO()
     ember.save({f"t{i}": ember.ones(i + 1, dtype=ember.float64) for i in range(7)}, buf)

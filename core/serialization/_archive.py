@@ -2,6 +2,7 @@
 replaces a target only when complete, and reading records back straight into their buffers."""
 from __future__ import annotations
 
+import bisect
 import contextlib
 import io
 import mmap as _mmap
@@ -18,13 +19,15 @@ import numpy as np
 
 from .._storage import UntypedStorage
 from .._tensor import _make
-from ._rebuild import _BadFile
+from .._version import __version__
+from ._errors import _BadFile
 
 
 _ALIGN = 64                      # storage records start at multiples of this (mmap-able, as PyTorch)
 _ZIP_VERSION = b"3\n"            # the archive version PyTorch's reader expects
 _TMP_SUFFIX = ".ember-tmp"
 _CRC_THREAD_MIN = 1 << 20        # storages from this size are CRC-checked on a helper thread
+_DEFLATE_MAX_RATIO = 1032        # deflate never expands more (258 bytes from one 2-bit code)
 
 
 def _storage_bytes(storage: UntypedStorage, dtype) -> np.ndarray:
@@ -64,6 +67,7 @@ def _write_archive(fileobj, data_pkl: bytes, table) -> None:
         for key, storage, dtype in table.entries:
             _write_record(zf, f"archive/data/{key}", _storage_bytes(storage, dtype))
         _write_record(zf, "archive/version", _ZIP_VERSION)
+        _write_record(zf, "archive/.data/ember_version", __version__.encode())   # PyTorch's reader skips it
 
 
 _fdopen = os.fdopen   # indirection so tests can simulate a full disk
@@ -164,7 +168,7 @@ class _Archive:
     """A checkpoint's zip archive, read through its central directory; storages are read straight
     into their target buffers (``readinto``), CRC-checked."""
 
-    def __init__(self, fh, use_mmap: bool):
+    def __init__(self, fh, fileno: int | None):
         self.fh = fh
         head = fh.read(9)
         fh.seek(-len(head), io.SEEK_CUR)
@@ -185,13 +189,9 @@ class _Archive:
         self.mm = None
         self._pool = None
         self._pending: list = []
-        if use_mmap:
-            try:
-                fileno = fh.fileno()
-            except (AttributeError, OSError, io.UnsupportedOperation):
-                raise ValueError("ember.load(mmap=True) needs a file path or a file object backed by a "
-                                 "real file") from None
-            self.mm = _mmap.mmap(fileno, 0, access=_mmap.ACCESS_COPY)  # copy-on-write: tensors stay writable
+        self._extents: list = []      # (start, end) of every record read, sorted
+        if fileno is not None:   # copy-on-write: tensors stay writable
+            self.mm = _mmap.mmap(fileno, 0, access=_mmap.ACCESS_COPY)
         order = self.record("byteorder")
         self.byteorder = (order or b"little").decode("ascii", "replace")
         if self.byteorder not in ("little", "big"):
@@ -199,10 +199,12 @@ class _Archive:
 
     def record(self, name: str) -> bytes | None:
         """A small record's bytes (CRC-checked), or None when absent."""
-        try:
-            return self.zf.read(self.prefix + name)
-        except KeyError:
+        zi = self.zf.NameToInfo.get(self.prefix + name)
+        if zi is None:
             return None
+        self._check_extent(zi, f"record {name!r}")
+        try:
+            return self.zf.read(zi)
         except (zipfile.BadZipFile, EOFError, OSError, zlib.error) as e:
             raise _BadFile(f"record {name!r} is unreadable ({e})") from None
 
@@ -214,6 +216,7 @@ class _Archive:
             raise _BadFile(f"the record of storage {key!r} ({name}) is missing")
         if zi.file_size != nbytes:
             raise _BadFile(f"storage {key!r} holds {zi.file_size} bytes but its tensors need {nbytes}")
+        off = self._check_extent(zi, f"storage {key!r}")   # before allocating: the bytes must exist
         if zi.compress_type != zipfile.ZIP_STORED:   # re-zipped by another tool: slow path
             out = np.empty(nbytes, np.uint8)
             try:
@@ -224,9 +227,6 @@ class _Archive:
             if got != nbytes:
                 raise _BadFile(f"storage {key!r} is truncated")
             return out
-        off = self._data_offset(zi)
-        if off + nbytes > self.size:
-            raise _BadFile(f"it is truncated: storage {key!r} needs bytes {off}..{off + nbytes} of {self.size}")
         if self.mm is not None:
             return np.frombuffer(self.mm, np.uint8, nbytes, off)
         out = np.empty(nbytes, np.uint8)
@@ -249,6 +249,31 @@ class _Archive:
             if fut.result() != crc:
                 raise _BadFile(f"storage {key!r} is corrupt (CRC-32 mismatch)")
 
+    def _check_extent(self, zi: zipfile.ZipInfo, what: str) -> int:
+        """Where record ``zi``'s data starts, once checked to lie inside the file, apart from every
+        record read before (overlapping records would let a small file name the same bytes many
+        times), and to be stored, or deflated to no more than deflate can expand: what the file
+        makes ember allocate is bounded by the bytes it really has."""
+        if zi.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+            raise _BadFile(f"{what} is compressed with zip method {zi.compress_type} (checkpoints are stored or "
+                           "deflated)")
+        if zi.compress_type == zipfile.ZIP_STORED and zi.compress_size != zi.file_size:
+            raise _BadFile(f"{what} is stored uncompressed, but its zip entry gives two sizes ({zi.compress_size} and "
+                           f"{zi.file_size})")
+        if zi.compress_type == zipfile.ZIP_DEFLATED and zi.file_size > zi.compress_size * _DEFLATE_MAX_RATIO + 1024:
+            raise _BadFile(f"{what} claims {zi.file_size} bytes deflated into {zi.compress_size}, more than deflate "
+                           "can expand")
+        off = self._data_offset(zi)
+        end = off + zi.compress_size
+        if end > self.size:
+            raise _BadFile(f"it is truncated: {what} needs bytes {off}..{end} of {self.size}")
+        ext = self._extents
+        i = bisect.bisect_left(ext, (zi.header_offset, end))
+        if (i and ext[i - 1][1] > zi.header_offset) or (i < len(ext) and ext[i][0] < end):
+            raise _BadFile(f"{what} overlaps another record of the archive (each record's bytes are its own)")
+        ext.insert(i, (zi.header_offset, end))
+        return off
+
     def _data_offset(self, zi: zipfile.ZipInfo) -> int:
         self.fh.seek(zi.header_offset)
         h = self.fh.read(30)
@@ -262,6 +287,14 @@ class _Archive:
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
         self.zf.close()
+
+
+def _fileno_for_mmap(fh) -> int:
+    """The file descriptor ``ember.load(mmap=True)`` maps; a ValueError for a file object without one."""
+    try:
+        return fh.fileno()
+    except (AttributeError, OSError, io.UnsupportedOperation):
+        raise ValueError("ember.load(mmap=True) needs a file path or a file object backed by a real file") from None
 
 
 def _read_into(fh, out: np.ndarray) -> int:

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import collections
 import contextlib
-import pickle
 from typing import Iterable, Iterator
 
 from .. import _dtype as D
 from .._device import device as _device_cls
 from .._tensor import Size, Tensor
+from ._errors import CheckpointError
 from ._rebuild import _rebuild_from_type, _rebuild_tensor_from_storage
 
 
@@ -110,32 +110,32 @@ _TORCH_UNSUPPORTED_FUNCS = {
 def _safe_encode(obj, encoding="utf-8", errors="strict"):
     """``_codecs.encode`` as protocol-2 pickles use it for ``bytes``: latin-1 strings only."""
     if type(obj) is not str or encoding not in ("latin1", "latin-1"):
-        raise pickle.UnpicklingError("ember.load: _codecs.encode is allowed only for latin-1 strings (pickled bytes)")
+        raise CheckpointError("ember.load: _codecs.encode is allowed only for latin-1 strings (pickled bytes)")
     return obj.encode("latin-1")
 
 
 def _safe_bytearray(source=b"", *args):
     if not isinstance(source, (bytes, str)):   # bytearray(n) would let a file allocate n bytes
-        raise pickle.UnpicklingError("ember.load: bytearray is allowed only from bytes")
+        raise CheckpointError("ember.load: bytearray is allowed only from bytes")
     return bytearray(source, *args) if args else bytearray(source)
 
 
 def _safe_dtype(name):
     d = D._BY_NAME.get(name) if isinstance(name, str) else None
     if d is None:
-        raise pickle.UnpicklingError(f"ember.load: unknown dtype {name!r}")
+        raise CheckpointError(f"ember.load: unknown dtype {name!r}")
     return d
 
 
 def _safe_device(type_or_spec, index=None):
     if not isinstance(type_or_spec, str) or not (index is None or type(index) is int):
-        raise pickle.UnpicklingError("ember.load: a device must be built from a string and an int index")
+        raise CheckpointError("ember.load: a device must be built from a string and an int index")
     return _device_cls(type_or_spec, index)
 
 
 def _safe_size(sizes=()):
     if not isinstance(sizes, (tuple, list)) or not all(type(s) is int for s in sizes):
-        raise pickle.UnpicklingError("ember.load: ember.Size takes a tuple of ints")
+        raise CheckpointError("ember.load: ember.Size takes a tuple of ints")
     return Size(sizes)
 
 

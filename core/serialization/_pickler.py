@@ -23,6 +23,10 @@ class _StorageRef:
         self.dtype = dtype
 
 
+class _TwoDtypes(RuntimeError):
+    """One storage is viewed as two dtypes: PyTorch's format (one dtype per storage) cannot hold it."""
+
+
 class _StorageTable:
     """The storages met while pickling, each given a key once (shared storages are written once)."""
 
@@ -42,7 +46,7 @@ class _StorageTable:
             self.entries.append((key, storage, rec))
         rec = self.entries[int(key)][2]
         if self.torch_format and rec is not want:
-            raise RuntimeError(
+            raise _TwoDtypes(
                 f"ember.save(format='torch'): one storage is viewed as {rec} and as {want}; PyTorch's format "
                 "records one dtype per storage. Save with format='ember', or .clone() one of the tensors.")
         return key, rec, storage._nbytes // rec.itemsize, str(storage._device)
@@ -114,13 +118,17 @@ class _PlainTensor:
 
 
 class _TorchPickler(pickle._Pickler):
-    """Pure-Python pickler (protocol 2) writing PyTorch's global names, for ``format="torch"``."""
+    """Pure-Python pickler (protocol 2) writing PyTorch's global names: ``ember.save``'s default and
+    ``format="torch"``. A Tensor subclass other than Parameter is written as itself by default
+    (``torch._tensor._rebuild_from_type_v2`` with the subclass, as ``torch.save`` writes one), and as
+    ``torch.Tensor`` with ``format="torch"`` (PyTorch has no such class)."""
 
     dispatch = pickle._Pickler.dispatch.copy()
 
-    def __init__(self, file, protocol: int, table: _StorageTable):
+    def __init__(self, file, protocol: int, table: _StorageTable, keep_subclasses: bool = False):
         super().__init__(file, protocol)
         self._table = table
+        self._keep_subclasses = keep_subclasses
 
     def _save_torch_name(self, obj: _TorchName) -> None:
         self.write(pickle.GLOBAL + obj.module.encode("utf-8") + b"\n" + obj.name.encode("utf-8") + b"\n")
@@ -156,10 +164,10 @@ class _TorchPickler(pickle._Pickler):
                             (_PlainTensor(obj), obj._requires_grad, hooks, state))
                 return _TorchName("torch._utils", "_rebuild_parameter"), (_PlainTensor(obj), obj._requires_grad, hooks)
             if state or cls is not Tensor:
-                # other Tensor subclasses have no PyTorch name: they load in PyTorch as torch.Tensor
+                # other Tensor subclasses have no PyTorch name: as themselves, or as torch.Tensor
                 fn, args = self._tensor_v2(obj)
-                return (_TorchName("torch._tensor", "_rebuild_from_type_v2"),
-                        (fn, _TorchName("torch", "Tensor"), args, state))
+                kind = cls if self._keep_subclasses and cls is not Tensor else _TorchName("torch", "Tensor")
+                return _TorchName("torch._tensor", "_rebuild_from_type_v2"), (fn, kind, args, state)
             return self._tensor_v2(obj)
         if cls is _device_cls:
             args = (obj.type,) if obj.index is None else (obj.type, obj.index)

@@ -10,10 +10,30 @@ from .. import _dtype as D
 from .._storage import UntypedStorage
 from .._tensor import Tensor, _make
 from ..nn.parameter import Parameter
+from ._errors import _BadFile
 
 
-class _BadFile(Exception):
-    """Raised inside loading for a malformed file; ``load`` turns it into a RuntimeError naming it."""
+#: what ember itself keeps in a tensor's ``__dict__``: a file may not set these
+_EMBER_TENSOR_DICT = frozenset({"_inference", "_post_accumulate_hooks"})
+
+
+class _ClassRef:
+    """A tensor class a file names under ``weights_only=True`` (``ember.Tensor``, ``nn.Parameter``):
+    the rebuild functions take it as the type to build, but the file cannot call it (``Tensor(n)``
+    would allocate ``n`` elements) nor ``__new__`` it (a tensor without storage)."""
+
+    __slots__ = ("cls",)
+
+    def __init__(self, cls):
+        self.cls = cls
+
+    def __repr__(self) -> str:
+        return f"<class {self.cls.__module__}.{self.cls.__qualname__}>"
+
+    def __call__(self, *args, **kwargs):
+        raise _BadFile(f"the pickle calls {self.cls.__module__}.{self.cls.__qualname__}(...): a tensor class is "
+                       "admitted only as the type a tensor is rebuilt as (calling it would allocate what the file "
+                       "says)")
 
 
 def _parameter_class():
@@ -76,6 +96,8 @@ def _rebuild_tensor_from_storage(storage, dtype, storage_offset, size, stride, r
 
 
 def _as_subclass(t: Tensor, cls) -> Tensor:
+    if cls.__class__ is _ClassRef:
+        cls = cls.cls
     if not (isinstance(cls, type) and issubclass(cls, Tensor)):
         raise _BadFile(f"{cls!r} is not a Tensor class")
     if cls is Tensor:
@@ -87,16 +109,37 @@ def _as_subclass(t: Tensor, cls) -> Tensor:
     return t
 
 
+def _checked_attributes(obj, state) -> dict:
+    """The attributes ``state`` sets on ``obj`` (a tensor, or an OrderedDict's ``_metadata``): only
+    the object's own attributes, never a name its class defines (a method such as ``numpy`` or
+    ``__add__``, a property, a slot such as ``_storage``) nor ember's bookkeeping."""
+    if isinstance(state, tuple) and len(state) == 2:   # (dict state, slot state): pickle's and torch's form
+        state, slots = state
+        if slots:
+            raise _BadFile(f"the file sets slots {sorted(map(str, slots))!r:.80} of a {type(obj).__name__}: "
+                           "not state a checkpoint holds")
+    if state is None:
+        return {}
+    if type(state) is not dict:
+        raise _BadFile(f"the state of a {type(obj).__name__} must be a dict, got {type(state).__name__}")
+    cls = type(obj)
+    for k in state:
+        if type(k) is not str or not k.isidentifier():
+            raise _BadFile(f"the state of a {cls.__name__} has the key {k!r:.60}, not an attribute name")
+        if k.startswith("__") or hasattr(cls, k) or k in _EMBER_TENSOR_DICT:
+            raise _BadFile(f"the file sets {k!r} on a {cls.__name__}, which is not state a checkpoint may set "
+                           f"(it is a name {cls.__name__} itself defines)")
+    return state
+
+
 def _set_state(t: Tensor, state) -> None:
     if not state:
         return
     setstate = getattr(type(t), "__setstate__", None)
     if setstate is not None and setstate is not getattr(Tensor, "__setstate__", None):
-        setstate(t, state)
+        setstate(t, state)   # a user's subclass (allowed by add_safe_globals) with its own state
         return
-    if not isinstance(state, dict):
-        raise _BadFile(f"tensor state must be a dict, got {type(state).__name__}")
-    t.__dict__.update(state)
+    t.__dict__.update(_checked_attributes(t, state))
 
 
 def _rebuild_from_type(cls, args, state) -> Tensor:
@@ -133,6 +176,8 @@ def _make_parameter_with_state(data, requires_grad, backward_hooks, state):
 
 
 def _torch_from_type_v2(func, new_type, args, state):
+    if new_type.__class__ is _ClassRef:
+        new_type = new_type.cls
     if not callable(func) or not isinstance(args, tuple):
         raise _BadFile("malformed torch._tensor._rebuild_from_type_v2 record")
     t = func(*args)

@@ -3,8 +3,10 @@ reads each storage when the pickle first names it and places it where ``map_loca
 from __future__ import annotations
 
 import _compat_pickle
+import collections
 import io
 import pickle
+import struct
 import sys
 from typing import Callable
 
@@ -17,8 +19,9 @@ from .._tensor import Tensor
 from ._archive import _Archive
 from ._globals import (_SAFE_GLOBALS, _STORAGE_TYPES, _TORCH_DTYPE_ALIASES, _TORCH_UNSUPPORTED_DTYPES,
                        _TORCH_UNSUPPORTED_FUNCS, _safe_device, _safe_size, _StorageType, _user_safe_by_name)
-from ._rebuild import (_BadFile, _as_dtype, _build, _index, _make_parameter_v1, _make_parameter_with_state,
-                       _parameter_class, _torch_from_type, _torch_from_type_v2)
+from ._errors import CheckpointError, _BadFile
+from ._rebuild import (_as_dtype, _build, _checked_attributes, _ClassRef, _index, _make_parameter_v1,
+                       _make_parameter_with_state, _parameter_class, _set_state, _torch_from_type, _torch_from_type_v2)
 from .. import _devices
 
 
@@ -26,12 +29,13 @@ class _Loader:
     """One ``load`` call: the archive, ``map_location``, the storages read so far, and the globals
     the file may use."""
 
-    def __init__(self, archive: _Archive, name: str, map_location, weights_only: bool):
+    def __init__(self, archive: _Archive | None, name: str, map_location, weights_only: bool):
         self.archive, self.name, self.weights_only = archive, name, weights_only
         self.storages: dict = {}
+        self.passthrough = None        # an error raised for a reason other than the file (map_location...)
         self.dtype_of: dict = {}       # id(storage) -> dtype, for PyTorch's typed storages
         self.devices: dict = {}
-        self.swap = archive.byteorder != sys.byteorder
+        self.swap = archive is not None and archive.byteorder != sys.byteorder
         self.map_location = _normalise_map_location(map_location)
         self.user_safe = _user_safe_by_name() if weights_only else {}
         self.torch_funcs = {
@@ -51,9 +55,16 @@ class _Loader:
         self.dtype_of.clear()
         self.torch_funcs.clear()
         self.archive = None
+        self.passthrough = None
 
     # -- globals ------------------------------------------------------------------------------------
     def find_class(self, module: str, name: str, default: Callable):
+        obj = self._find_class(module, name, default)
+        if self.weights_only and isinstance(obj, type) and issubclass(obj, Tensor):
+            return _ClassRef(obj)   # a type to rebuild as, never called by the file
+        return obj
+
+    def _find_class(self, module: str, name: str, default: Callable):
         # protocol <= 2 pickles name Python 2 modules (__builtin__.set); map them as pickle does
         if (module, name) in _compat_pickle.NAME_MAPPING:
             module, name = _compat_pickle.NAME_MAPPING[(module, name)]
@@ -71,7 +82,7 @@ class _Loader:
             if obj is None:
                 obj = self.user_safe.get(full)
             if obj is None:
-                raise pickle.UnpicklingError(_refusal(self.name, full))
+                raise CheckpointError(_refusal(self.name, full))
             return obj
         return default(module, name)
 
@@ -87,7 +98,7 @@ class _Loader:
             if dt is not None:
                 return dt
             if name in _TORCH_UNSUPPORTED_DTYPES:
-                raise pickle.UnpicklingError(f"ember.load({self.name}): the file holds PyTorch dtype torch.{name}, "
+                raise CheckpointError(f"ember.load({self.name}): the file holds PyTorch dtype torch.{name}, "
                                              "which ember does not support")
             if name == "Size":
                 return _safe_size
@@ -98,11 +109,11 @@ class _Loader:
         if full == "torch.nn.parameter.Parameter":
             return _parameter_class() or Tensor
         if full in _TORCH_UNSUPPORTED_FUNCS:
-            raise pickle.UnpicklingError(f"ember.load({self.name}): the file holds PyTorch "
+            raise CheckpointError(f"ember.load({self.name}): the file holds PyTorch "
                                          f"{_TORCH_UNSUPPORTED_FUNCS[full]} ({full}), which ember does not support")
         if self.weights_only and full in self.user_safe:
             return self.user_safe[full]
-        raise pickle.UnpicklingError(
+        raise CheckpointError(
             f"ember.load({self.name}): the file pickles the PyTorch object '{full}', which ember cannot rebuild. "
             "ember loads PyTorch tensors, state dicts and containers of them; for a whole PyTorch model, save its "
             "state_dict() with torch.save and load that into the ember model with load_state_dict.")
@@ -135,6 +146,13 @@ class _Loader:
         host = self.archive.storage_bytes(key, numel * dtype.itemsize)
         if self.swap and dtype.itemsize > 1:
             host.view(f"u{dtype.itemsize}").byteswap(inplace=True)
+        try:
+            return self._place(host, dtype, key, location)
+        except Exception as e:   # map_location's, the device's or the backend's error: not the file's
+            self.passthrough = e
+            raise
+
+    def _place(self, host: np.ndarray, dtype, key: str, location: str) -> UntypedStorage:
         ml = self.map_location
         if callable(ml):
             st = self._to_device(host, dtype, self._device("cpu", location), key)
@@ -162,7 +180,9 @@ class _Loader:
                 dev = _devices.canonical(spec)
             except (RuntimeError, TypeError, ValueError) as e:
                 mapped = "" if spec == location else f" (map_location sent it to '{spec}')"
-                raise RuntimeError(
+                # the file's own location (a CheckpointError: ember cannot read this file here), or
+                # where map_location sent it (the caller's RuntimeError)
+                raise (CheckpointError if spec == location else RuntimeError)(
                     f"ember.load({self.name}): a storage was saved on device '{location}'{mapped}, which is not "
                     f"available here: {e}\nIf the file comes from a machine with that device, load it onto one you "
                     "have, e.g. ember.load(f, map_location='cpu').") from None
@@ -240,7 +260,89 @@ class _Unpickler(pickle.Unpickler):
         return self._loader.persistent_load(pid)
 
 
+class _BoundedUnpickler(pickle._Unpickler):
+    """Python's own unpickler reading an in-memory pickle, allocating no more than it holds: the
+    C unpickler sizes its memo table by an index the file gives (13 bytes can take 1 GB), and
+    the Python one allocates a BYTEARRAY8's announced size before reading it."""
+
+    dispatch = pickle._Unpickler.dispatch.copy()
+
+    def __init__(self, data: bytes, **kwargs):
+        self._file, self._data_len = io.BytesIO(data), len(data)
+        super().__init__(self._file, **kwargs)
+
+    def load_frame(self):   # a frame must hold the bytes it announces (pickle's own reader lets it run short)
+        size, = struct.unpack("<Q", self.read(8))
+        if size > self._data_len - self._file.tell():
+            raise _BadFile(f"a pickle frame of {size} bytes runs past the end of data.pkl")
+        self._unframer.load_frame(size)
+
+    def load_bytearray8(self):
+        size, = struct.unpack("<Q", self.read(8))
+        data = self.read(size)
+        if len(data) != size:
+            raise _BadFile(f"a bytearray of {size} bytes runs past the end of data.pkl")
+        self.append(bytearray(data))
+
+    dispatch[pickle.FRAME[0]] = load_frame
+    dispatch[pickle.BYTEARRAY8[0]] = load_bytearray8
+
+
+class _WeightsOnlyUnpickler(_BoundedUnpickler):
+    """``weights_only=True``: a :class:`_BoundedUnpickler` with globals and storages resolved by a
+    :class:`_Loader` and the state a file may set restricted: BUILD only on tensors (their own
+    attributes, checked), OrderedDict/Counter (attributes such as a state dict's ``_metadata``) and
+    classes the user allowed; NEWOBJ only of classes that are not tensors."""
+
+    dispatch = _BoundedUnpickler.dispatch.copy()
+
+    def __init__(self, data: bytes, loader: _Loader, **kwargs):
+        super().__init__(data, **kwargs)
+        self._loader = loader
+        self._user_types = tuple(v for v in loader.user_safe.values() if isinstance(v, type))
+
+    def find_class(self, module, name):
+        return self._loader.find_class(module, name, None)
+
+    def persistent_load(self, pid):
+        return self._loader.persistent_load(pid)
+
+    def load_build(self):
+        state = self.stack.pop()
+        inst = self.stack[-1]
+        if isinstance(inst, Tensor):
+            _set_state(inst, state)
+        elif type(inst) in (collections.OrderedDict, collections.Counter):
+            inst.__dict__.update(_checked_attributes(inst, state))
+        elif type(inst) in self._user_types:
+            self.stack.append(state)
+            pickle._Unpickler.load_build(self)
+        else:
+            raise _BadFile(f"the pickle sets the state of a {type(inst).__name__} (BUILD), which only tensors, "
+                           "OrderedDict and classes allowed with add_safe_globals may have")
+
+    def load_newobj(self):
+        self._check_new(self.stack[-2])
+        pickle._Unpickler.load_newobj(self)
+
+    def load_newobj_ex(self):
+        self._check_new(self.stack[-3])
+        pickle._Unpickler.load_newobj_ex(self)
+
+    @staticmethod
+    def _check_new(cls) -> None:
+        if not isinstance(cls, type) or issubclass(cls, (Tensor, UntypedStorage)):
+            raise _BadFile(f"the pickle creates an object of {cls!r:.80} with __new__ (NEWOBJ), which builds no "
+                           "checked value")
+
+    dispatch[pickle.BUILD[0]] = load_build
+    dispatch[pickle.NEWOBJ[0]] = load_newobj
+    dispatch[pickle.NEWOBJ_EX[0]] = load_newobj_ex
+
+
 def _make_unpickler(base, data: bytes, loader: _Loader, kwargs: dict):
+    if loader.weights_only:
+        return _WeightsOnlyUnpickler(data, loader, **kwargs)
     if base is pickle.Unpickler:
         return _Unpickler(io.BytesIO(data), loader, **kwargs)
 
