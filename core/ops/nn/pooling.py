@@ -69,13 +69,15 @@ def max_pool(x, kernel, stride, padding, dilation, ceil_mode):
 def _max_pool_backward_decomp(g, idx, in_shape):
     N, C = in_shape[:2]
     z = CR.zeros((N, C, math.prod(in_shape[2:])), dtype=g._dtype, device=g._device)
-    return IX.scatter_add(z, 2, idx.reshape(N, C, -1), g.reshape(N, C, -1)).reshape(tuple(in_shape))
+    flat = (N, C, math.prod(idx._shape[2:]))  # (no -1: N may be 0)
+    return IX.scatter_add(z, 2, idx.reshape(flat), g.reshape(flat)).reshape(tuple(in_shape))
 
 
 def _max_pool_backward_bw(ctx, gg):
     g, idx, in_shape = ctx.args
     N, C = in_shape[:2]
-    return (IX.gather(gg.reshape(N, C, -1), 2, idx.reshape(N, C, -1)).reshape(idx.shape),)
+    flat_in, flat_idx = (N, C, math.prod(in_shape[2:])), (N, C, math.prod(idx._shape[2:]))
+    return (IX.gather(gg.reshape(flat_in), 2, idx.reshape(flat_idx)).reshape(idx.shape),)
 
 
 @defop("max_pool_backward", decomposition=_max_pool_backward_decomp, backward=_max_pool_backward_bw, saves=(),
