@@ -55,7 +55,7 @@ def nll_loss(logp, target, weight, reduction, ignore_index):
 
 # -- binary cross-entropy ---------------------------------------------------------------------
 
-_BCE_EPS = 1e-12  # PyTorch's floor of x(1 - x) in the input gradient
+_BCE_EPS = 9.999999960041972e-13  # PyTorch's floor of x(1 - x) in the input gradient: 1e-12 as a float32
 
 
 def _bce_decomp(x, t):
