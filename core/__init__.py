@@ -49,13 +49,12 @@ __all__ = sorted(
     | {"Tensor", "Size", "UntypedStorage", "device", "hookimpl", "from_dlpack", "to_dlpack", "set_printoptions",
        "enable_grad", "inference_mode", "is_grad_enabled", "is_inference_mode_enabled", "no_grad",
        "set_grad_enabled", "get_float32_matmul_precision", "set_float32_matmul_precision", "range", "strided",
-       "contiguous_format", "preserve_format", "channels_last", "sparse_coo", "layout", "sparse_coo_tensor", "spmm", "autograd", "ops",
-       "return_types",
-       "__version__"})
+       "contiguous_format", "preserve_format", "channels_last", "sparse_coo", "layout", "sparse_coo_tensor",
+       "spmm", "autograd", "ops", "return_types", "__version__"})
 
 _LAZY_SUBMODULES = {"nn", "optim", "utils", "distributed", "testing", "cuda", "serialization", "cli", "backend",
-                    "backends", "hookspecs", "sparse", "linalg", "special", "fft", "onnx", "jit", "multiprocessing", "profiler",
-                    "amp"}
+                    "backends", "hookspecs", "sparse", "linalg", "special", "fft", "onnx", "jit", "multiprocessing",
+                    "profiler", "amp"}
 
 
 def __getattr__(name):

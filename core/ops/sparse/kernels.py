@@ -14,7 +14,6 @@ from ..._layout import SparseKernels, SparseParts
 from ..._tensor import Tensor
 from .. import creation as CR
 from .. import indexing as IX
-from .. import reduction as R
 from .. import shape as SH
 from . import coo
 
@@ -192,10 +191,10 @@ def _to_copy(x, dtype, dev, non_blocking=False):
     return coo.sparse_to(x, dtype, dev, True)
 
 
-def _sum(x, *args, **kwargs):
-    if args and args[0] not in (None, ()):
-        raise NotImplementedError("Tensor.sum(dim) of a sparse tensor: use ember.sparse.sum(t, dim)")
-    return R.sum(x._storage.values)
+def _sum(x, dims, keepdim):
+    if keepdim:
+        raise NotImplementedError("sum(keepdim=True) of a sparse tensor is not supported by ember")
+    return sum(x, tuple(dims) if dims is not None else None)
 
 
 def _transpose(x, d0, d1):
