@@ -164,7 +164,8 @@ def test_sparse_sum_softmax_and_operators():
 
 @pytest.mark.parametrize("call", [
     lambda s: s.exp(), lambda s: s.view(6), lambda s: s.reshape(6), lambda s: s[0], lambda s: s.unsqueeze(0),
-    lambda s: ember.relu(s), lambda s: s == s, lambda s: s.max(), lambda s: ember.cat([s, s]), lambda s: s.sum(0, keepdim=True),
+    lambda s: ember.relu(s), lambda s: s == s, lambda s: s.max(), lambda s: ember.cat([s, s]),
+    lambda s: s.sum(0, keepdim=True),
     lambda s: s.clone().zero_(), lambda s: ember.ones(2, 3) + s, lambda s: ember.ones(2, 2) @ s,
     lambda s: s * ember.ones(2, 3), lambda s: s.tolist(), lambda s: s.data_ptr(),
 ], ids=["exp", "view", "reshape", "index", "unsqueeze", "relu", "eq", "max", "cat", "sum_dim", "zero_", "dense+s",

@@ -153,7 +153,7 @@ def common_device(op: str, *tensors):
                 if _cpu_scalar_seen(tensors, dev):  # a cpu 0-d tensor and a sparse one: the sparse kernels run
                     dev = d
                     continue
-                raise RuntimeError(f"{op}: a sparse_coo tensor after a dense one: ember runs only the sparse operations "
+                raise RuntimeError(f"{op}: a sparse_coo tensor after a dense one: ember runs only the sparse ops "
                                    "listed in docs/sparse.md (sparse first: sparse @ dense, sparse * number...); "
                                    "convert it with .to_dense() for the others")
             continue
