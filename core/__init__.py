@@ -19,6 +19,7 @@ from ._dlpack import from_dlpack, to_dlpack
 from ._dtype import (bfloat16, bool, can_cast, double, dtype, finfo, float, float16, float32, float64,
                      get_default_dtype, half, iinfo, int, int8, int16, int32, int64, long, promote_types,
                      result_type, set_default_dtype, short, uint8)
+from ._layout import layout, sparse_coo, strided
 from ._legacy import CPU_CLASSES as _CPU_CLASSES
 from ._repr import set_printoptions
 from ._storage import UntypedStorage
@@ -33,28 +34,27 @@ from .hookspecs import hookimpl
 from .ops import *  # noqa: F401,F403  (every op front end: ember.add, ember.matmul, ...)
 from .ops.creation import range_ as range  # noqa: A001  (torch.range, deprecated)
 from .ops.random import default_generator as _default_generator_for
+from .ops.sparse import sparse_coo_tensor, spmm
 
 _methods.install()
 globals().update(_CPU_CLASSES)
 
-# memory layouts and formats, as names (ember has the strided layout only)
-strided = "strided"
+# memory formats, as names (the layouts ember.strided and ember.sparse_coo are objects)
 contiguous_format = "contiguous_format"
 preserve_format = "preserve_format"
 channels_last = "channels_last"
-sparse_coo = "sparse_coo"
 
 __all__ = sorted(
     set(ops.__all__) | set(_toplevel.__all__) | set(_threads.__all__) | set(_dtype.__all__) | set(_CPU_CLASSES)
     | {"Tensor", "Size", "UntypedStorage", "device", "hookimpl", "from_dlpack", "to_dlpack", "set_printoptions",
        "enable_grad", "inference_mode", "is_grad_enabled", "is_inference_mode_enabled", "no_grad",
        "set_grad_enabled", "get_float32_matmul_precision", "set_float32_matmul_precision", "range", "strided",
-       "contiguous_format", "preserve_format", "channels_last", "sparse_coo", "autograd", "ops", "return_types",
-       "__version__"})
+       "contiguous_format", "preserve_format", "channels_last", "sparse_coo", "layout", "sparse_coo_tensor",
+       "spmm", "autograd", "ops", "return_types", "__version__"})
 
 _LAZY_SUBMODULES = {"nn", "optim", "utils", "distributed", "testing", "cuda", "serialization", "cli", "backend",
-                    "backends", "hookspecs", "linalg", "special", "fft", "onnx", "jit", "multiprocessing", "profiler",
-                    "amp"}
+                    "backends", "hookspecs", "sparse", "linalg", "special", "fft", "onnx", "jit", "multiprocessing",
+                    "profiler", "amp"}
 
 
 def __getattr__(name):

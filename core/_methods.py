@@ -28,6 +28,7 @@ from . import _state
 from . import ops
 from ._device import device as _device_cls
 from ._graph import RemovableHandle, grad_fn_of, view_requires_grad
+from ._layout import SparseParts
 from ._storage import UntypedStorage
 from ._tensor import Tensor
 from .autograd import engine
@@ -36,6 +37,7 @@ from .ops import _args as U
 from .ops import arithmetic as A
 from .ops import creation
 from .ops import random as _random
+from .ops import sparse as SP
 from .ops.registry import OPS, dispatch
 
 _grad = _state.grad
@@ -330,6 +332,8 @@ def _set_requires_grad(self, value: bool) -> None:
         raise RuntimeError("you can only change requires_grad flags of leaf variables.")
     if value and self._dtype.category != D._FLOAT:
         raise RuntimeError(f"only Tensors of floating point dtype can require gradients (got {self._dtype})")
+    if self._storage.__class__ is SparseParts:  # a sparse leaf: its values are the leaf autograd sees
+        self._storage.values.requires_grad_(value)
     self._requires_grad = value
 
 
@@ -412,6 +416,8 @@ def to(self, *args, **kwargs):
     dev = self._device if dev is None else _devices.canonical(dev)
     if dev is self._device and dtype is self._dtype and not copy:
         return self
+    if self._storage.__class__ is SparseParts:
+        return SP.sparse_to(self, dtype, dev, copy)
     return ops.copy.to_copy(self, dtype, dev, non_blocking)
 
 
@@ -428,6 +434,8 @@ def _type(self, dtype=None, non_blocking: bool = False, **kwargs):
 
 
 def _repr_tensor(self, *, tensor_contents=None):
+    if self._storage.__class__ is SparseParts:
+        return _repr.sparse_repr(self)
     return _repr.tensor_repr(self)
 
 
@@ -440,7 +448,19 @@ def _rebuild_tensor(array: np.ndarray, dtype_name: str, device: str, requires_gr
     return t
 
 
+def _rebuild_sparse(indices, values, size, coalesced: bool, requires_grad: bool):
+    """The inverse of ``Tensor.__reduce_ex__`` for a sparse tensor."""
+    t = SP.make_sparse(indices, values, size, coalesced)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
 def _reduce_tensor(self, proto=None):
+    if self._storage.__class__ is SparseParts:
+        p = self._storage
+        return (_rebuild_sparse, (p.indices, p.values.detach(), tuple(self._shape), p.coalesced,
+                                  self._requires_grad and self._grad_fn is None))
     arr = self.detach()._host()
     return (_rebuild_tensor, (np.array(arr, copy=True), self._dtype.name, str(self._device), self._requires_grad))
 
@@ -560,3 +580,15 @@ def install() -> None:
         fn = getattr(ops, name)
         setattr(T, f"__{name}__", _comparison(fn.op, fn.op.meta))
     T.__hash__ = lambda self: id(self)
+    # sparse COO (ember.ops.sparse)
+    T.to_dense = SP.to_dense
+    T.to_sparse = T.to_sparse_coo = SP.to_sparse
+    T.coalesce = SP.coalesce
+    T.is_coalesced = SP.is_coalesced
+    T.indices = SP.indices
+    T.values = SP.values
+    T._indices = SP.raw_indices
+    T._values = SP.raw_values
+    T._nnz = SP.nnz
+    T.sparse_dim = SP.sparse_dim
+    T.dense_dim = SP.dense_dim

@@ -146,3 +146,21 @@ def tensor_repr(t) -> str:
     elif t._requires_grad:
         suffix.append("requires_grad=True")
     return "tensor(" + body + "".join(", " + s for s in suffix) + ")"
+
+
+def sparse_repr(t) -> str:
+    """A sparse COO tensor as PyTorch prints it: its indices, values, size, nnz and layout."""
+    p = t._storage
+    ind = tensor_repr(p.indices.detach()).replace("\n", "\n" + " " * 15)
+    val = tensor_repr(p.values.detach()).replace("\n", "\n" + " " * 14)
+    suffix = [f"size={tuple(t._shape)}", f"nnz={p.values._shape[0]}"]
+    if t._dtype not in (D.get_default_dtype(), D.int64, D.bool):
+        suffix.append(f"dtype=ember.{t._dtype.name}")
+    if t._device._type != "cpu":
+        suffix.append(f"device='{t._device}'")
+    suffix.append("layout=ember.sparse_coo")
+    if t._grad_fn is not None and t._requires_grad:
+        suffix.append(f"grad_fn=<{t._grad_fn.name()}>")
+    elif t._requires_grad:
+        suffix.append("requires_grad=True")
+    return f"tensor(indices={ind},\n       values={val},\n       {', '.join(suffix)})"

@@ -15,6 +15,7 @@ from . import _dtype as D
 from . import _plugins
 from . import _state
 from ._device import device as _device_cls
+from ._layout import SparseParts, sparse_coo, strided
 
 _new = object.__new__
 _grad = _state.grad
@@ -99,8 +100,13 @@ class Tensor:
         return self._grad_fn is None or not self._requires_grad
 
     @property
-    def layout(self) -> str:
-        return "strided"
+    def layout(self):
+        """``ember.strided``, or ``ember.sparse_coo`` for a sparse COO tensor."""
+        return sparse_coo if self._storage.__class__ is SparseParts else strided
+
+    @property
+    def is_sparse(self) -> bool:
+        return self._storage.__class__ is SparseParts
 
     def is_floating_point(self) -> bool:
         return self._dtype.category == D._FLOAT
@@ -116,10 +122,12 @@ class Tensor:
         return -1 if self._device._index is None else self._device._index
 
     def untyped_storage(self):
+        if self._storage.__class__ is SparseParts:
+            raise NotImplementedError("Cannot access storage of SparseTensorImpl")
         return self._storage
 
     def storage(self):
-        return self._storage
+        return self.untyped_storage()
 
     def data_ptr(self) -> int:
         """Address of the first element (storage address + offset in bytes)."""
@@ -161,6 +169,8 @@ class Tensor:
 
     @property
     def grad(self):
+        if self._storage.__class__ is SparseParts:
+            return self._storage.grad_of(self)
         if self._grad_fn is not None and self._requires_grad and not self._retains_grad:
             warnings.warn(
                 "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
@@ -184,11 +194,13 @@ class Tensor:
             if value._shape != self._shape:
                 raise RuntimeError(f"assigned grad has data of a different size: {list(value._shape)} vs the tensor's "
                                    f"{list(self._shape)}")
+        if self._storage.__class__ is SparseParts:
+            self._storage.set_grad(self, value)
         self._grad = value
 
     @grad.deleter
     def grad(self) -> None:
-        self._grad = None
+        self.grad = None
 
     @property
     def retains_grad(self) -> bool:
@@ -230,6 +242,8 @@ class Tensor:
 
     def detach(self) -> "Tensor":
         """A tensor sharing storage and version counter, without history."""
+        if self._storage.__class__ is SparseParts:
+            return self._storage.detached(self)
         t = _alias(self, self._shape, self._stride, self._offset)
         t._base = None  # not a view for autograd: in-place ops on it never rebase self's graph
         return t
@@ -247,6 +261,8 @@ class Tensor:
         """A numpy array sharing memory with this cpu tensor (``force=True`` copies from any device)."""
         if force:
             return self._device._backend.to_numpy(self.detach()).copy()
+        if self._storage.__class__ is SparseParts:
+            raise TypeError("can't convert Sparse layout tensor to numpy. Use Tensor.to_dense() first.")
         if self._device._type != "cpu":
             raise TypeError(
                 f"can't convert {self._device} device type tensor to numpy. Use Tensor.cpu() to copy the "

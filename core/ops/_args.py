@@ -5,6 +5,7 @@ from __future__ import annotations
 import numbers
 
 from .. import _dtype as D
+from .._layout import SparseKernels
 from .._tensor import Tensor, _wrap_dim
 from ..backend import IndexOutOfRangeError, index_error  # noqa: F401  (re-exported for op front ends)
 from ..backend import describe as desc
@@ -148,6 +149,13 @@ def common_device(op: str, *tensors):
             dev = d
             continue
         if d == dev:
+            if d._kernels.__class__ is SparseKernels and dev._kernels.__class__ is not SparseKernels:
+                if _cpu_scalar_seen(tensors, dev):  # a cpu 0-d tensor and a sparse one: the sparse kernels run
+                    dev = d
+                    continue
+                raise RuntimeError(f"{op}: a sparse_coo tensor after a dense one: ember runs only the sparse ops "
+                                   "listed in docs/sparse.md (sparse first: sparse @ dense, sparse * number...); "
+                                   "convert it with .to_dense() for the others")
             continue
         if d._type == "cpu" and not t._shape:
             continue

@@ -12,6 +12,7 @@ import sys
 import numpy as np
 
 from .. import _dtype as D
+from .._layout import SparseKernels
 from .._tensor import Tensor
 from . import _args as U
 from . import copy as CP
@@ -39,6 +40,10 @@ def promote(op: str, a, b, kind: int):
         dev = a._device
         if b._device is not dev:
             dev = U.common_device(op, a, b)
+            if dev._kernels.__class__ is SparseKernels and ((a._shape and a._device is not dev)
+                                                             or (b._shape and b._device is not dev)):
+                raise RuntimeError(f"{op}: ember does not combine a sparse_coo tensor with a dense one elementwise "
+                                   "(see docs/sparse.md); convert it with .to_dense()")
             if a._device is not dev:
                 a = a.item() if not a._requires_grad else a.to(dev)
                 ta = isinstance(a, Tensor)

@@ -19,6 +19,7 @@ import warnings
 from typing import Callable
 
 from .. import _devices, _state
+from .._layout import SparseKernels, SparseParts
 from .._tensor import Tensor, _alias
 from .._graph import OpNode, TensorMeta, edge_of, view_requires_grad
 
@@ -194,6 +195,9 @@ def _map_out(out, f):
 
 
 def _dispatch_grad(op, dev, args, inputs):
+    if dev._kernels.__class__ is SparseKernels:
+        # sparse implementations are compositions over the values: differentiated through them
+        return dev._kernels.get(op.name)(*args)
     if op.backward is None:
         # differentiated through its parts
         return op.decomposition(*args)
@@ -280,7 +284,10 @@ def _own_history(o: Tensor) -> None:
 def make_view(op: OpDef, x: Tensor, shape: tuple, stride: tuple, offset: int, args: tuple) -> Tensor:
     """The view op ``op`` of ``x``: an alias sharing storage and version counter with the given
     geometry, with one graph node recorded (``op.backward``) when ``x`` takes part in autograd.
-    Views are made here, in the core, for every backend."""
+    Views are made here, in the core, for every backend; a sparse tensor's view ops are its
+    kernel table's (:class:`~ember._layout.SparseKernels`: ``t()``/``transpose``, or refused)."""
+    if x._storage.__class__ is SparseParts:
+        return x._device._kernels.view(op, x, args)
     if offset != x._offset and 0 in shape:
         offset = x._offset  # an empty view addresses nothing: never point it past the end of the storage
     v = _alias(x, shape, stride, offset)

@@ -7,6 +7,7 @@ import pickle
 
 from .. import _dtype as D
 from .._device import device as _device_cls
+from .._layout import SparseParts
 from .._storage import UntypedStorage
 from .._tensor import Size, Tensor
 from ._globals import _TORCH_STORAGE
@@ -60,6 +61,10 @@ def _tensor_state(t: Tensor) -> dict:
     return {k: v for k, v in d.items() if k not in ("_post_accumulate_hooks", "_inference")}
 
 
+_SPARSE = ("ember.save does not write sparse tensors yet: save t._indices(), t._values() and t.shape, and rebuild "
+           "with ember.sparse_coo_tensor (plain pickle of a sparse tensor works)")
+
+
 class _EmberPickler(pickle.Pickler):
     """The C pickler with tensors reduced to ember's rebuild functions and storages as ids."""
 
@@ -79,6 +84,8 @@ class _EmberPickler(pickle.Pickler):
 
     def reducer_override(self, obj):
         if isinstance(obj, Tensor):
+            if obj._storage.__class__ is SparseParts:
+                raise RuntimeError(_SPARSE)
             args = (_StorageRef(obj._storage, obj._dtype), obj._dtype, obj._offset, tuple(obj._shape),
                     tuple(obj._stride), obj._requires_grad)
             state = _tensor_state(obj)
@@ -155,6 +162,8 @@ class _TorchPickler(pickle._Pickler):
         if cls is _PlainTensor:
             return self._tensor_v2(obj.t)
         if isinstance(obj, Tensor):
+            if obj._storage.__class__ is SparseParts:
+                raise RuntimeError(_SPARSE)
             state = _tensor_state(obj)
             param = _parameter_class()
             if param is not None and isinstance(obj, param):
