@@ -29,3 +29,4 @@ from .sparse import Embedding, EmbeddingBag
 from .transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder,
                           TransformerEncoderLayer)
 from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
+from . import channelshuffle, fold, utils  # noqa: F401  (PyTorch's module paths: torch.nn.modules.fold.Fold...)
