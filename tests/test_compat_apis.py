@@ -79,3 +79,168 @@ def test_new_methods_take_size_by_keyword():
         x.new_zeros(2, size=(3,))
     with pytest.raises(TypeError, match="unexpected keyword argument 'foo'"):
         x.new_zeros(2, foo=1)
+
+
+# -- ember.jit: TorchScript's decorators run the code eagerly ------------------------------------
+
+def test_jit_queries_and_decorators_run_eagerly():
+    import typing
+
+    import ember.jit as jit
+    assert ember.jit is jit
+    assert jit.is_scripting() is False and jit.is_tracing() is False
+    lin = ember.nn.Linear(2, 2)
+    assert jit.script(lin) is lin
+
+    def f(x):
+        return x + 1
+    assert jit.script(f) is f and jit.unused(f) is f and jit.export(f) is f and jit.script_method(f) is f
+    assert jit.ignore(f) is f and jit.ignore(drop=True)(f) is f and jit.script_if_tracing(f) is f
+
+    @jit.interface
+    class Iface:
+        def run(self, x: int) -> int: ...
+    assert isinstance(Iface, type)
+    assert jit.annotate(typing.List[int], []) == [] and jit.Attribute(3, int) == 3
+    assert jit.Final is typing.Final
+    assert jit.wait(jit.fork(f, 2)) == 3
+    assert jit.isinstance([1, 2], typing.List[int]) and not jit.isinstance([1, "a"], list[int])
+    assert jit.isinstance(None, typing.Optional[int]) and jit.isinstance({"a": 1}, dict[str, int])
+    assert jit.isinstance((1, "a"), typing.Tuple[int, str]) and not jit.isinstance((1,), typing.Tuple[int, str])
+    assert not isinstance(lin, jit.ScriptModule)
+
+
+class _Scripted(ember.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = ember.nn.Linear(2, 2)
+
+    @ember.jit.export
+    def extra(self, x):
+        return self.fc(x) * 2
+
+    @ember.jit.ignore
+    def helper(self, x):
+        return x
+
+    def forward(self, x):
+        if not ember.jit.is_scripting():
+            x = self.helper(x)
+        return self.fc(x)
+
+
+def test_a_scripted_module_is_the_module():
+    m = _Scripted()
+    s = ember.jit.script(m)
+    x = ember.ones(1, 2)
+    assert s is m and s(x).tolist() == m.fc(x).tolist()
+    assert s.extra(x).tolist() == (m.fc(x) * 2).tolist()
+
+
+@pytest.mark.parametrize("name", ["trace", "trace_module", "save", "load", "freeze", "optimize_for_inference"])
+def test_jit_compilation_entry_points_raise_not_implemented(name):
+    with pytest.raises(NotImplementedError, match=f"ember.jit.{name} is not supported: ember has no TorchScript"):
+        getattr(ember.jit, name)(ember.nn.Linear(1, 1), "x")
+    with pytest.raises(NotImplementedError, match="no TorchScript"):
+        ember.jit.ScriptModule()
+
+
+# -- ember.onnx ----------------------------------------------------------------------------------
+
+def test_onnx_imports_and_export_says_it_is_not_supported(tmp_path):
+    import ember.onnx
+    assert ember.onnx.is_in_onnx_export() is False
+    with pytest.raises(NotImplementedError, match="ember.onnx.export is not supported yet"):
+        ember.onnx.export(ember.nn.Linear(1, 1), (ember.ones(1, 1),), str(tmp_path / "m.onnx"))
+    with pytest.raises(NotImplementedError, match="not supported yet"):
+        ember.onnx.dynamo_export(ember.nn.Linear(1, 1))
+    assert not (tmp_path / "m.onnx").exists()
+
+
+# -- ember.hub: the weights cache ----------------------------------------------------------------
+
+@pytest.fixture
+def hub_home(tmp_path, monkeypatch):
+    """A fresh TORCH_HOME, and set_dir undone afterwards."""
+    import ember.hub as hub
+    monkeypatch.setenv("TORCH_HOME", str(tmp_path / "home"))
+    monkeypatch.setattr(hub, "_hub_dir", [None])
+    return tmp_path
+
+
+def _weights(tmp_path, name="w.pt"):
+    import hashlib
+    src = tmp_path / name
+    ember.save({"w": ember.arange(4.0)}, src)
+    return src, hashlib.sha256(src.read_bytes()).hexdigest()
+
+
+def test_hub_dir_follows_torch_home_and_set_dir(hub_home, monkeypatch):
+    import os
+    import ember.hub as hub
+    assert hub.get_dir() == os.path.join(str(hub_home / "home"), "hub")
+    monkeypatch.delenv("TORCH_HOME")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(hub_home / "xdg"))
+    assert hub.get_dir() == os.path.join(str(hub_home / "xdg"), "torch", "hub")
+    hub.set_dir(hub_home / "mine")
+    assert hub.get_dir() == str(hub_home / "mine")
+
+
+def test_load_state_dict_from_url_downloads_into_checkpoints_then_uses_the_cache(hub_home, capsys):
+    import ember.hub as hub
+    src, digest = _weights(hub_home)
+    sd = hub.load_state_dict_from_url(src.as_uri(), progress=False)
+    assert sd["w"].tolist() == [0.0, 1.0, 2.0, 3.0]
+    cached = hub_home / "home" / "hub" / "checkpoints" / "w.pt"
+    assert cached.read_bytes() == src.read_bytes()
+    assert "Downloading" in capsys.readouterr().out
+    src.unlink()  # offline: the cached file answers and nothing is downloaded
+    assert hub.load_state_dict_from_url(src.as_uri())["w"].tolist() == [0.0, 1.0, 2.0, 3.0]
+    assert "Downloading" not in capsys.readouterr().out
+    named = hub.load_state_dict_from_url(cached.as_uri(), model_dir=str(hub_home / "md"), file_name="other.pt")
+    assert named["w"].shape == (4,) and (hub_home / "md" / "other.pt").exists()
+
+
+def test_check_hash_verifies_the_sha256_prefix_in_the_file_name(hub_home):
+    import ember.hub as hub
+    _, digest = _weights(hub_home)
+    good = hub_home / f"net-{digest[:10]}.pt"
+    (hub_home / "w.pt").rename(good)
+    assert hub.load_state_dict_from_url(good.as_uri(), check_hash=True, progress=False)["w"].numel() == 4
+    bad = hub_home / "net-0123abcd.pt"
+    bad.write_bytes(good.read_bytes())
+    with pytest.raises(RuntimeError, match='invalid hash value \\(expected "0123abcd"'):
+        hub.load_state_dict_from_url(bad.as_uri(), check_hash=True, progress=False)
+    ckpt = hub_home / "home" / "hub" / "checkpoints"
+    assert not (ckpt / "net-0123abcd.pt").exists() and not list(ckpt.glob("*.partial"))
+
+
+def test_download_url_to_file_and_a_miss_without_network(hub_home):
+    from urllib.error import URLError
+
+    import ember.hub as hub
+    src, digest = _weights(hub_home)
+    hub.download_url_to_file(src.as_uri(), str(hub_home / "copy.pt"), hash_prefix=digest[:8], progress=False)
+    assert (hub_home / "copy.pt").read_bytes() == src.read_bytes()
+    missing = (hub_home / "gone.pt").as_uri()
+    with pytest.raises(URLError, match="could not download .*gone.pt.*place the file at"):
+        hub.load_state_dict_from_url(missing, progress=False)
+    assert not list((hub_home / "home" / "hub" / "checkpoints").iterdir())
+
+
+def test_a_legacy_single_file_zip_is_extracted_and_loaded(hub_home):
+    import zipfile
+
+    import ember.hub as hub
+    src, _ = _weights(hub_home, "inner.pt")
+    z = hub_home / "legacy.zip"
+    with zipfile.ZipFile(z, "w") as zf:
+        zf.write(src, "inner.pt")
+    assert hub.load_state_dict_from_url(z.as_uri(), progress=False)["w"].tolist() == [0.0, 1.0, 2.0, 3.0]
+    assert (hub_home / "home" / "hub" / "checkpoints" / "inner.pt").exists()
+
+
+@pytest.mark.parametrize("name", ["load", "list", "help"])
+def test_hubconf_entry_points_are_not_supported(name):
+    with pytest.raises(NotImplementedError, match=f"ember.hub.{name} is not supported"):
+        getattr(ember.hub, name)("pytorch/vision", "resnet18")
