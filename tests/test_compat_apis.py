@@ -244,3 +244,73 @@ def test_a_legacy_single_file_zip_is_extracted_and_loaded(hub_home):
 def test_hubconf_entry_points_are_not_supported(name):
     with pytest.raises(NotImplementedError, match=f"ember.hub.{name} is not supported"):
         getattr(ember.hub, name)("pytorch/vision", "resnet18")
+
+
+# -- ember.utils.tensorboard ---------------------------------------------------------------------
+
+def _tensorboard():
+    try:
+        import tensorboard  # noqa: F401
+    except ImportError:
+        pytest.skip("the optional package tensorboard is not installed (pip install 'ember[tensorboard]')")
+
+
+def _events(logdir):
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+    acc = EventAccumulator(str(logdir), size_guidance={"tensors": 0, "scalars": 0, "images": 0, "histograms": 0})
+    acc.Reload()
+    return acc
+
+
+def test_summary_writer_writes_what_tensorboard_reads(tmp_path):
+    _tensorboard()
+    from ember.utils.tensorboard import SummaryWriter
+    with SummaryWriter(tmp_path / "run") as w:
+        assert w.get_logdir() == str(tmp_path / "run")
+        for step in range(3):
+            w.add_scalar("loss", ember.tensor(1.0 / (step + 1)), step)
+        w.add_scalar("lr", 0.5, 7, new_style=True)
+        w.add_histogram("weights", ember.arange(100.0), 0)
+        w.add_histogram("counts", ember.arange(10.0), 1, bins=5)
+        w.add_image("img", ember.ones(3, 4, 5) * 0.5, 0)
+        w.add_image("gray", ember.zeros(4, 5, dtype=ember.uint8), 0, dataformats="HW")
+        w.add_text("note", "hello **tensorboard**", 2)
+        w.add_scalars("group", {"a": 1.0, "b": ember.tensor(2.0)}, 4)
+        w.flush()
+    acc = _events(tmp_path / "run")
+    assert [(e.step, round(e.value, 6)) for e in acc.Scalars("loss")] == [(0, 1.0), (1, 0.5), (2, 0.333333)]
+    lr = acc.Tensors("lr")[0]
+    assert lr.step == 7 and lr.tensor_proto.float_val == [0.5]
+    h = acc.Histograms("weights")[0].histogram_value
+    assert h.num == 100 and h.min == 0.0 and h.max == 99.0 and h.sum == 4950.0 and sum(h.bucket) == 100
+    assert sum(acc.Histograms("counts")[0].histogram_value.bucket) == 10
+    img = acc.Images("img")[0]
+    assert (img.height, img.width) == (4, 5) and img.encoded_image_string.startswith(b"\x89PNG")
+    assert acc.Images("gray")[0].width == 5
+    text = acc.Tensors("note/text_summary")[0]
+    assert text.step == 2 and text.tensor_proto.string_val == [b"hello **tensorboard**"]
+    sub = _events(tmp_path / "run" / "group_b")
+    assert [(e.step, e.value) for e in sub.Scalars("group")] == [(4, 2.0)]
+
+
+def test_summary_writer_rejects_bad_values(tmp_path):
+    _tensorboard()
+    from ember.utils.tensorboard import SummaryWriter
+    w = SummaryWriter(str(tmp_path / "bad"))
+    with pytest.raises(AssertionError, match="one element"):
+        w.add_scalar("x", ember.ones(2))
+    with pytest.raises(ValueError, match="dataformats"):
+        w.add_image("x", ember.ones(2, 2), dataformats="CHW")
+    with pytest.raises(ValueError, match="no element"):
+        w.add_histogram("x", ember.ones(0))
+    w.close()
+
+
+def test_tensorboard_import_without_the_package_names_it():
+    import subprocess
+    import sys
+    code = ("import sys; sys.modules['tensorboard'] = None\n"
+            "import importlib.util as u; u.find_spec = lambda name, *a: None\n"
+            "try:\n    import ember.utils.tensorboard\nexcept ImportError as e:\n    print(e)\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert "needs the tensorboard package" in r.stdout and "pip install tensorboard" in r.stdout, r.stderr
