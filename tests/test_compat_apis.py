@@ -314,3 +314,36 @@ def test_tensorboard_import_without_the_package_names_it():
             "try:\n    import ember.utils.tensorboard\nexcept ImportError as e:\n    print(e)\n")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert "needs the tensorboard package" in r.stdout and "pip install tensorboard" in r.stdout, r.stderr
+
+
+# -- PyTorch's nn.modules paths ------------------------------------------------------------------
+
+def test_pytorch_module_paths_name_ember_layers():
+    from ember.nn.modules.activation import MultiheadAttention
+    from ember.nn.modules.channelshuffle import ChannelShuffle
+    from ember.nn.modules.fold import Fold, Unfold
+    from ember.nn.modules.linear import Linear, NonDynamicallyQuantizableLinear
+    from ember.nn.modules.utils import _pair, _reverse_repeat_tuple, consume_prefix_in_state_dict_if_present
+    assert MultiheadAttention is ember.nn.MultiheadAttention and ChannelShuffle is ember.nn.ChannelShuffle
+    assert Fold is ember.nn.Fold and Unfold is ember.nn.Unfold and Linear is ember.nn.Linear
+    mha = MultiheadAttention(4, 2)
+    assert type(mha.out_proj) is NonDynamicallyQuantizableLinear and isinstance(mha.out_proj, Linear)
+    assert "(out_proj): NonDynamicallyQuantizableLinear(in_features=4, out_features=4, bias=True)" in repr(mha)
+    assert _pair(3) == (3, 3) and _pair((1, 2)) == (1, 2) and _reverse_repeat_tuple((1, 2), 2) == (2, 2, 1, 1)
+    sd = {"module.w": 1, "b": 2}
+    consume_prefix_in_state_dict_if_present(sd, "module.")
+    assert sd == {"w": 1, "b": 2}
+    assert hasattr(ember.nn.utils, "clip_grad_norm_")  # ember.nn.utils is not shadowed by nn.modules.utils
+
+
+def test_a_pickled_whole_model_names_pytorch_paths_and_loads(tmp_path):
+    # a pickle naming torch.nn.modules.linear.Linear (as torch.save(model) writes) resolves to ember's class
+    import zipfile
+    path = tmp_path / "whole.pt"
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("whole/data.pkl", b"\x80\x02ctorch.nn.modules.activation\nMultiheadAttention\nq\x00)\x81q\x01.")
+        z.writestr("whole/version", b"3\n")
+    obj = ember.load(path, weights_only=False)
+    assert type(obj) is ember.nn.MultiheadAttention
+    with pytest.raises(ember.serialization.CheckpointError, match="ember.nn.modules.attention.MultiheadAttention"):
+        ember.load(path)
