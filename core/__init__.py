@@ -54,7 +54,7 @@ __all__ = sorted(
 
 _LAZY_SUBMODULES = {"nn", "optim", "utils", "distributed", "testing", "cuda", "serialization", "cli", "backend",
                     "backends", "hookspecs", "sparse", "linalg", "special", "fft", "onnx", "jit", "multiprocessing",
-                    "profiler", "amp"}
+                    "profiler", "amp", "accelerator", "hub"}
 
 
 def __getattr__(name):

@@ -156,10 +156,17 @@ def _varargs_dims(fn):
 
 
 def _new_like(kind):
-    def method(self, *size, dtype=None, device=None, requires_grad=False, **kw):
-        if kind == "full":
-            size, value = size[0], size[1]
-        shape = U.size_arg(size, "new_" + kind)
+    def method(self, *sizes, size=None, dtype=None, device=None, requires_grad=False, **kw):
+        if kind == "full":  # new_full(size, fill_value), either by keyword
+            args = sizes + ((size,) if size is not None else ())
+            args += (kw.pop("fill_value"),) if "fill_value" in kw else ()
+            if len(args) != 2:
+                raise TypeError(f"new_full() takes 2 arguments (size, fill_value) ({len(args)} given)")
+            sizes, size, value = (args[0],), None, args[1]
+        unknown = set(kw) - {"layout", "pin_memory"}
+        if unknown:
+            raise TypeError(f"new_{kind}() got an unexpected keyword argument '{sorted(unknown)[0]}'")
+        shape = U.size_arg(U.size_keyword(sizes, size, "new_" + kind), "new_" + kind)
         dt = self._dtype if dtype is None else D.to_dtype(dtype)
         dev = self._device if device is None else device
         if kind == "empty":

@@ -95,6 +95,41 @@ class Tensor:
     def is_cpu(self) -> bool:
         return self._device._type == "cpu"
 
+    # PyTorch's predicates for the device types ember has no backend for: each is True only on a
+    # tensor of that type (a plugin could serve one)
+    is_meta = property(lambda self: self._device._type == "meta", doc="True on a ``meta`` tensor.")
+    is_xpu = property(lambda self: self._device._type == "xpu", doc="True on an ``xpu`` tensor.")
+    is_mps = property(lambda self: self._device._type == "mps", doc="True on an ``mps`` tensor.")
+    is_ipu = property(lambda self: self._device._type == "ipu", doc="True on an ``ipu`` tensor.")
+    is_maia = property(lambda self: self._device._type == "maia", doc="True on a ``maia`` tensor.")
+    is_mtia = property(lambda self: self._device._type == "mtia", doc="True on an ``mtia`` tensor.")
+    is_vulkan = property(lambda self: self._device._type == "vulkan", doc="True on a ``vulkan`` tensor.")
+    is_xla = property(lambda self: self._device._type == "xla", doc="True on an ``xla`` tensor.")
+
+    # ember's tensors are dense and strided: never sparse, quantized, mkldnn-laid-out or nested
+    is_sparse = property(lambda self: False, doc="False: ember has the strided layout only.")
+    is_sparse_csr = property(lambda self: False, doc="False: ember has the strided layout only.")
+    is_mkldnn = property(lambda self: False, doc="False: ember has the strided layout only.")
+    is_quantized = property(lambda self: False, doc="False: ember has no quantized dtypes.")
+    is_nested = property(lambda self: False, doc="False: ember has no nested tensors.")
+
+    def is_conj(self) -> bool:
+        """False: ember has no complex dtypes, so no lazily conjugated views."""
+        return False
+
+    def is_neg(self) -> bool:
+        """False: ember has no lazily negated views."""
+        return False
+
+    def is_distributed(self) -> bool:
+        return False
+
+    def is_same_size(self, other) -> bool:
+        """Whether ``other`` has this tensor's shape."""
+        if not isinstance(other, Tensor):
+            raise TypeError(f"is_same_size(): argument 'other' (position 1) must be Tensor, not {type(other).__name__}")
+        return self._shape == other._shape
+
     @property
     def is_leaf(self) -> bool:
         return self._grad_fn is None or not self._requires_grad

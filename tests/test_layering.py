@@ -29,12 +29,14 @@ LAYERS = (
     ("libraries: nn, optim, data, serialization, distributed, device APIs",
      ("ember.nn", "ember.nn.*", "ember.optim", "ember.optim.*", "ember.utils", "ember.utils.*",
       "ember.serialization", "ember.serialization.*", "ember.distributed", "ember.distributed.*", "ember.cuda",
-      "ember.backends", "ember.backends.*", "ember.sparse")),
+      "ember.backends", "ember.backends.*", "ember.sparse", "ember.accelerator", "ember.accelerator.*", "ember.jit",
+      "ember.hub", "ember.onnx")),
     ("the package front, CLI, testing", ("ember", "ember.__main__", "ember.cli", "ember.testing", "ember.testing.*")),
 )
 
 #: third-party packages that are optional extras: imported where used, inside functions
-OPTIONAL_PACKAGES = {"ml_dtypes", "mpi4py", "threadpoolctl", "scipy", "safetensors", "tqdm", "matplotlib"}
+OPTIONAL_PACKAGES = {"ml_dtypes", "mpi4py", "threadpoolctl", "scipy", "safetensors", "tqdm", "matplotlib",
+                     "tensorboard"}
 
 #: modules allowed to import inside functions, and why
 FUNCTION_IMPORT_EXCEPTIONS = {

@@ -137,7 +137,8 @@ def test_legacy_format_is_refused_with_advice():
 
 
 def test_torch_files_are_weights_only_safe_and_whole_torch_objects_are_explained(tmp_path):
-    # a torch file that pickles a whole torch module: refused with the state_dict advice
+    # a torch file that pickles a whole torch module: its layers are ember's (torch.nn.modules.linear.Linear
+    # is ember.nn.modules.linear.Linear), allowed by weights_only=False or add_safe_globals
     import io
     import zipfile
     with zipfile.ZipFile(fixture("state_dict")) as z:
@@ -145,9 +146,22 @@ def test_torch_files_are_weights_only_safe_and_whole_torch_objects_are_explained
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w") as z:
         z.writestr(f"{prefix}/data.pkl", b"\x80\x02ctorch.nn.modules.linear\nLinear\nq\x00)\x81q\x01.")
+    buf.seek(0)
+    with pytest.raises(pickle.UnpicklingError, match=r"torch\.nn\.modules\.linear\.Linear(.|\n)*add_safe_globals"
+                                                     r"\(\[ember\.nn\.modules\.linear\.Linear\]\)(.|\n)*state_dict"):
+        ember.load(buf)
+    buf.seek(0)
+    assert type(ember.load(buf, weights_only=False)) is ember.nn.Linear
+    buf.seek(0)
+    with ember.serialization.safe_globals([ember.nn.Linear]):
+        assert type(ember.load(buf)) is ember.nn.Linear
+    # a torch object ember has no counterpart for: refused with the state_dict advice
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        z.writestr(f"{prefix}/data.pkl", b"\x80\x02ctorch.nn.modules.lazy\nLazyModuleMixin\nq\x00)\x81q\x01.")
     for wo in (True, False):
         buf.seek(0)
-        with pytest.raises(pickle.UnpicklingError, match=r"torch\.nn\.modules\.linear\.Linear(.|\n)*state_dict"):
+        with pytest.raises(pickle.UnpicklingError, match=r"torch\.nn\.modules\.lazy\.LazyModuleMixin(.|\n)*state_dict"):
             ember.load(buf, weights_only=wo)
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w") as z:

@@ -278,5 +278,14 @@ class Backend:
     def empty_cache(self, device=None) -> None:
         """Release cached memory (``ember.cuda.empty_cache``); default: nothing cached."""
 
+    def reset_peak_memory_stats(self, device) -> None:
+        """Restart the ``*.peak`` counters of ``memory_stats`` from the current values
+        (``ember.accelerator.reset_peak_memory_stats``); default: no counters kept."""
+
+    def memory_info(self, device) -> tuple:
+        """``(free, total)`` bytes of the device (``ember.accelerator.get_memory_info``)."""
+        raise NotImplementedError(f"backend '{self.name}' (device type '{self.device_type}') does not report its "
+                                  "free and total memory")
+
     def __repr__(self) -> str:
         return f"<ember backend {self.name!r} device_type={self.device_type!r}>"

@@ -1,10 +1,15 @@
 """``ember.backends``: PyTorch's switches for how backends may compute (``ember.backends.cuda``,
-``ember.backends.cudnn``). The core only holds the flags; a backend reads them."""
+``ember.backends.cudnn``...) and its ``is_available()`` queries for libraries (``mps``, ``mkldnn``,
+``openmp``...). The core only holds the flags; a backend reads them."""
 from __future__ import annotations
 
 import importlib as _importlib
 
 _PRECISIONS = ("highest", "high", "medium")
+#: PyTorch's ``torch.backends.<name>`` modules; ember holds their switches and honest answers
+#: (``is_available()`` is False for the libraries ember does not use)
+_SUBMODULES = ("cuda", "cudnn", "mps", "mkldnn", "mkl", "openmp", "opt_einsum", "cpu", "mha", "nnpack", "cusparselt",
+               "kleidiai")
 _float32_matmul_precision = ["highest"]
 
 
@@ -21,6 +26,6 @@ def get_float32_matmul_precision() -> str:
 
 
 def __getattr__(name):
-    if name in ("cuda", "cudnn"):
+    if name in _SUBMODULES:
         return _importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module 'ember.backends' has no attribute {name!r}")

@@ -14,3 +14,8 @@ def is_available() -> bool:
 
 def version():
     return None
+
+
+def is_acceptable(tensor) -> bool:
+    """False: no ember backend runs cuDNN."""
+    return False

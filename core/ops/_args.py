@@ -132,6 +132,18 @@ def size_arg(size, op: str) -> tuple:
     return tuple(out)
 
 
+def size_keyword(sizes: tuple, size, op: str) -> tuple:
+    """The size arguments of ``f(*sizes, size=None)``: PyTorch accepts ``zeros(2, 3)``,
+    ``zeros((2, 3))`` and ``zeros(size=(2, 3))``, where the keyword takes a sequence only."""
+    if size is None:
+        return sizes
+    if sizes:
+        raise TypeError(f"{op}() got multiple values for argument 'size'")
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(f"{op}(): argument 'size' must be tuple of ints, not {type(size).__name__}")
+    return (size,)
+
+
 def check_sizes_nonneg(shape, op):
     for s in shape:
         if s < 0:

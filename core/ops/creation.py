@@ -248,16 +248,16 @@ def from_numpy(ndarray: np.ndarray) -> Tensor:
     return dev._backend.from_numpy(ndarray, dev)
 
 
-def _shape_args(size, op):
-    shape = U.size_arg(size, op)
+def _shape_args(size, op, size_kw=None):
+    shape = U.size_arg(U.size_keyword(size, size_kw, op), op)
     U.check_sizes_nonneg(shape, op)
     return shape
 
 
-def empty(*size, dtype=None, device=None, requires_grad=False, out=None, pin_memory=False, memory_format=None,
-          layout=None) -> Tensor:
+def empty(*sizes, size=None, dtype=None, device=None, requires_grad=False, out=None, pin_memory=False,
+          memory_format=None, layout=None) -> Tensor:
     """An uninitialised tensor of ``size``."""
-    return _finish(_allocate(_shape_args(size, "empty"), dtype, device, "empty"), requires_grad, out)
+    return _finish(_allocate(_shape_args(sizes, "empty", size), dtype, device, "empty"), requires_grad, out)
 
 
 def _filled(shape, value, dtype, device, op):
@@ -266,15 +266,17 @@ def _filled(shape, value, dtype, device, op):
     return t
 
 
-def zeros(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None, pin_memory=False) -> Tensor:
+def zeros(*sizes, size=None, dtype=None, device=None, requires_grad=False, out=None, layout=None,
+          pin_memory=False) -> Tensor:
     """A tensor of zeros."""
-    t = _filled(_shape_args(size, "zeros"), 0, dtype, device, "zeros")
+    t = _filled(_shape_args(sizes, "zeros", size), 0, dtype, device, "zeros")
     return _finish(t, requires_grad, out)
 
 
-def ones(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None, pin_memory=False) -> Tensor:
+def ones(*sizes, size=None, dtype=None, device=None, requires_grad=False, out=None, layout=None,
+         pin_memory=False) -> Tensor:
     """A tensor of ones."""
-    t = _filled(_shape_args(size, "ones"), 1, dtype, device, "ones")
+    t = _filled(_shape_args(sizes, "ones", size), 1, dtype, device, "ones")
     return _finish(t, requires_grad, out)
 
 

@@ -203,19 +203,19 @@ def _fill(op, t, a, b, generator):
     return t.copy_(tmp)
 
 
-def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None, layout=None,
+def rand(*sizes, size=None, generator=None, dtype=None, device=None, requires_grad=False, out=None, layout=None,
          pin_memory=False) -> Tensor:
     """Samples from U[0, 1)."""
-    t = CR._allocate(CR._shape_args(size, "rand"), dtype, device, "rand")
+    t = CR._allocate(CR._shape_args(sizes, "rand", size), dtype, device, "rand")
     _check_float(t, "rand")
     t._device._kernels["uniform_"](t, 0.0, 1.0, _gen_for(t, generator))
     return CR._finish(t, requires_grad, out)
 
 
-def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None, layout=None,
+def randn(*sizes, size=None, generator=None, dtype=None, device=None, requires_grad=False, out=None, layout=None,
           pin_memory=False) -> Tensor:
     """Samples from N(0, 1)."""
-    t = CR._allocate(CR._shape_args(size, "randn"), dtype, device, "randn")
+    t = CR._allocate(CR._shape_args(sizes, "randn", size), dtype, device, "randn")
     _check_float(t, "randn")
     t._device._kernels["normal_"](t, 0.0, 1.0, _gen_for(t, generator))
     return CR._finish(t, requires_grad, out)

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import math
 import operator
+import types
 
 from .. import _dtype as D
 from .._storage import UntypedStorage
 from .._tensor import Tensor, _make
+from ..nn import functional as _nn_functional
+from ..nn import modules as _nn_modules
 from ..nn.parameter import Parameter
 from ._errors import _BadFile
 
@@ -39,6 +42,28 @@ class _ClassRef:
 def _parameter_class():
     """``ember.nn.Parameter`` (checkpoints may hold parameters)."""
     return Parameter
+
+
+def _torch_layer_class(module: str, name: str):
+    """ember's layer for PyTorch's ``torch.nn.modules.<file>.<Name>`` (the path a whole pickled
+    PyTorch model names: ``torch.nn.modules.linear.Linear`` is ``ember.nn.modules.linear.Linear``),
+    or None where ember has no such file or class. Only ``ember.nn.Module`` subclasses answer."""
+    if not module.startswith("torch.nn.modules."):
+        return None
+    sub = getattr(_nn_modules, module[len("torch.nn.modules."):], None)
+    if not isinstance(sub, types.ModuleType) or not sub.__name__.startswith("ember.nn.modules."):
+        return None
+    cls = getattr(sub, name, None)
+    return cls if isinstance(cls, type) and issubclass(cls, _nn_modules.Module) else None
+
+
+def _torch_functional(module: str, name: str):
+    """ember's ``nn.functional.<name>`` for PyTorch's (a layer's ``activation=F.relu`` pickles it),
+    or None."""
+    if module != "torch.nn.functional" or name.startswith("_"):
+        return None
+    fn = getattr(_nn_functional, name, None)
+    return fn if isinstance(fn, types.FunctionType) else None
 
 
 def _index(x, what: str) -> int:

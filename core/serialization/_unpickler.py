@@ -21,7 +21,8 @@ from ._globals import (_SAFE_GLOBALS, _STORAGE_TYPES, _TORCH_DTYPE_ALIASES, _TOR
                        _TORCH_UNSUPPORTED_FUNCS, _safe_device, _safe_size, _StorageType, _user_safe_by_name)
 from ._errors import CheckpointError, _BadFile
 from ._rebuild import (_as_dtype, _build, _checked_attributes, _ClassRef, _index, _make_parameter_v1,
-                       _make_parameter_with_state, _parameter_class, _set_state, _torch_from_type, _torch_from_type_v2)
+                       _make_parameter_with_state, _parameter_class, _set_state, _torch_from_type, _torch_from_type_v2,
+                       _torch_functional, _torch_layer_class)
 from .. import _devices
 
 
@@ -113,6 +114,17 @@ class _Loader:
                                          f"{_TORCH_UNSUPPORTED_FUNCS[full]} ({full}), which ember does not support")
         if self.weights_only and full in self.user_safe:
             return self.user_safe[full]
+        layer = _torch_layer_class(module, name)
+        if layer is not None:  # a whole PyTorch model: its layers are ember's (weights_only: if allowed)
+            ember_full = f"{layer.__module__}.{layer.__qualname__}"
+            if not self.weights_only or ember_full in self.user_safe:
+                return layer
+            raise CheckpointError(_refusal(self.name, full).replace(f"add_safe_globals([{full}])",
+                                                                    f"add_safe_globals([{ember_full}])")
+                                  + " (For a whole PyTorch model, its state_dict() is the portable file.)")
+        fn = None if self.weights_only else _torch_functional(module, name)
+        if fn is not None:
+            return fn
         raise CheckpointError(
             f"ember.load({self.name}): the file pickles the PyTorch object '{full}', which ember cannot rebuild. "
             "ember loads PyTorch tensors, state dicts and containers of them; for a whole PyTorch model, save its "

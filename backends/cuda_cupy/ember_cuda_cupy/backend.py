@@ -116,6 +116,12 @@ class CupyBackend(Backend):
     def empty_cache(self, device=None) -> None:
         self.cuda_api.empty_cache()
 
+    def reset_peak_memory_stats(self, device) -> None:
+        self.cuda_api.reset_peak_memory_stats(device._index)
+
+    def memory_info(self, device) -> tuple:
+        return self.cuda_api.mem_get_info(device._index)
+
     # -- pinned host memory ---------------------------------------------------------------------
     def pin_memory(self, tensor):
         """A cpu tensor with ``tensor``'s values in page-locked host memory (cupy's pinned

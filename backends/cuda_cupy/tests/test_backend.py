@@ -171,6 +171,25 @@ def test_memory_accounting():
     del x
 
 
+def test_the_accelerator_api_is_served_by_cuda():
+    A = ember.accelerator
+    assert A.current_accelerator() == ember.device("cuda") and A.is_available() and A.device_count() == 2
+    with A.device_index(1):
+        assert A.current_device_index() == 1 == ember.cuda.current_device()
+    assert A.current_device_index() == 0
+    x = ember.empty(1 << 20, dtype=ember.uint8, device="cuda")
+    assert A.memory_allocated() == ember.cuda.memory_allocated() and A.memory_reserved() >= 1 << 20
+    y = ember.empty(2 << 20, dtype=ember.uint8, device="cuda")
+    del y
+    A.reset_peak_memory_stats()
+    assert A.max_memory_allocated() == A.memory_allocated() == ember.cuda.max_memory_allocated()
+    free, total = A.get_memory_info()
+    assert 0 <= free <= total
+    assert A.current_stream() == ember.cuda.current_stream()
+    A.synchronize("cuda:1")
+    del x
+
+
 def test_generator_seeding_and_state_round_trip():
     c = ember.cuda
     c.manual_seed(123)

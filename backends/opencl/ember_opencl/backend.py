@@ -110,6 +110,11 @@ class OpenCLBackend(Backend):
         """PyTorch-style counters of the device's pooled allocator."""
         return self.cl(device).memory_stats()
 
+    def reset_peak_memory_stats(self, device) -> None:
+        """The peak of allocated bytes restarts from the bytes in use now."""
+        pool = self.cl(device).pool
+        pool.peak = pool.in_use
+
     def empty_cache(self, device=None) -> None:
         """Give the pooled free buffers back to the driver."""
         for cd in runtime.opened() if device is None else [self.cl(device)]:

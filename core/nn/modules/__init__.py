@@ -29,3 +29,5 @@ from .sparse import Embedding, EmbeddingBag
 from .transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder,
                           TransformerEncoderLayer)
 from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
+from . import channelshuffle, fold  # noqa: F401  (PyTorch's module paths: torch.nn.modules.fold.Fold...; not utils, which
+#                                              `from .modules import *` would bind over ember.nn.utils)

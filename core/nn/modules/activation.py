@@ -5,6 +5,7 @@ from ...ops import creation as _factory
 from ..._tensor import Tensor
 from .. import functional as F
 from ..parameter import Parameter
+from .attention import MultiheadAttention  # noqa: F401  (PyTorch's path: torch.nn.modules.activation)
 from .module import Module
 from .. import init as _init
 

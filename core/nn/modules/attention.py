@@ -8,14 +8,10 @@ from ..._tensor import Tensor
 from .. import init
 from ..functional._attention import multi_head_attention_forward
 from ..parameter import Parameter
-from .linear import Linear
+from .linear import NonDynamicallyQuantizableLinear
 from .module import Module
 
 __all__ = ["MultiheadAttention", "NonDynamicallyQuantizableLinear"]
-
-
-class NonDynamicallyQuantizableLinear(Linear):
-    """A ``Linear`` under PyTorch's name for ``MultiheadAttention.out_proj`` (same repr and keys)."""
 
 
 class MultiheadAttention(Module):

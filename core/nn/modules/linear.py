@@ -1,4 +1,5 @@
-"""``Identity``, ``Linear``, ``Bilinear``."""
+"""``Identity``, ``Linear`` (and ``NonDynamicallyQuantizableLinear``, its PyTorch alias for
+``MultiheadAttention.out_proj``), ``Bilinear``."""
 from __future__ import annotations
 
 import math
@@ -10,7 +11,7 @@ from .. import init
 from ..parameter import Parameter
 from .module import Module
 
-__all__ = ["Identity", "Linear", "Bilinear"]
+__all__ = ["Identity", "Linear", "NonDynamicallyQuantizableLinear", "Bilinear"]
 
 
 def _factory_kwargs(device, dtype) -> dict:
@@ -58,6 +59,10 @@ class Linear(Module):
 
     def extra_repr(self) -> str:
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
+
+
+class NonDynamicallyQuantizableLinear(Linear):
+    """A ``Linear`` under PyTorch's name for ``MultiheadAttention.out_proj`` (same repr and keys)."""
 
 
 class Bilinear(Module):

@@ -224,7 +224,8 @@ def _list_as_tuple(key) -> bool:
     or a tensor is a tuple of indices, so ``x[[[0, 1], [1, 2]]]`` is ``x[[0, 1], [1, 2]]``."""
     if not isinstance(key, list) or len(key) >= 32:
         return False
-    return any(k is None or k is Ellipsis or isinstance(k, (slice, list, tuple, Tensor, np.ndarray)) for k in key)
+    return any(k is None or k is Ellipsis or isinstance(k, (slice, list, tuple, range, Tensor, np.ndarray))
+               for k in key)
 
 
 def _is_int_index(k) -> bool:
@@ -273,7 +274,9 @@ def _parse(x, key):
             v = V.slice_dim(v, d, None if k.start is None else _int_of(k.start),
                             None if k.stop is None else _int_of(k.stop), step)
             d += 1
-        elif isinstance(k, (Tensor, list, np.ndarray, tuple)):
+        elif isinstance(k, (Tensor, list, np.ndarray, tuple, range)):
+            if k.__class__ is range:  # as PyTorch: a range is the list of its ints
+                k = list(k)
             t = k if isinstance(k, Tensor) else SG._as_index(np.asarray(k) if not isinstance(k, list) else k, "index",
                                                              x._device)
             if t._dtype is D.bool and t.dim() == 0:
