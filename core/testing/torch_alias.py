@@ -1,0 +1,201 @@
+"""``import torch`` resolved to ember: run code written for PyTorch, unmodified, on ember.
+
+:func:`install` puts an import hook first on ``sys.meta_path`` that answers ``torch`` and every
+``torch.*`` module with ember's module of the same path, so that after it::
+
+    import torch                                   # ember
+    import torch.nn as nn                          # ember.nn
+    from torch.utils.data import DataLoader        # ember.utils.data.DataLoader
+    import sys, ember
+    assert sys.modules["torch.nn"] is ember.nn
+
+A ``torch.X`` that ember does not have raises ``ModuleNotFoundError`` naming both modules. The
+hook is for running programs written for PyTorch on ember (tests, a corpus of scripts, a
+user's own training code); it is not a way to reach the real PyTorch, and it refuses to install
+where the real ``torch`` is already imported. :func:`uninstall` removes it and forgets the
+aliases; :func:`aliased` is the same pair as a context manager (for a test). From the command
+line, ``python -m ember.testing.torch_alias script.py [args...]`` (or ``-m module [args...]``)
+runs a script with the hook installed, as ``python script.py`` would; processes the script
+starts with the ``spawn`` or ``forkserver`` method import the script again with the hook
+installed too.
+"""
+from __future__ import annotations
+
+import contextlib
+import importlib
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import os
+import runpy
+import sys
+import types
+
+__all__ = ["install", "uninstall", "is_installed", "aliased", "run_path", "main"]
+
+_THIS = "ember.testing.torch_alias"  # this module's name, also when it runs as __main__
+
+
+def _target(fullname: str) -> str:
+    return "ember" + fullname[len("torch"):]
+
+
+class _AliasLoader(importlib.abc.Loader):
+    """Hands the import system ember's already-imported module (nothing to execute)."""
+
+    def __init__(self, module: types.ModuleType):
+        self.module = module
+        self.spec = module.__spec__
+
+    def create_module(self, spec):
+        return self.module
+
+    def exec_module(self, module):
+        # the import system stamped the alias's spec on ember's module: give it its own back
+        module.__spec__ = self.spec
+
+
+class _TorchAliasFinder(importlib.abc.MetaPathFinder):
+    """``torch`` and ``torch.*`` -> ``ember`` and ``ember.*`` (every such name: none falls through
+    to the other finders, which would load a second copy of an ember module under a torch name)."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname != "torch" and not fullname.startswith("torch."):
+            return None
+        name = _target(fullname)
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as e:
+            if e.name is None or not (name == e.name or name.startswith(e.name + ".")):
+                raise  # a module that ember's module itself imports is missing: not ours to rename
+            missing = "torch" + e.name[len("ember"):]
+            raise ModuleNotFoundError(
+                f"No module named {missing!r} (the torch alias of ember.testing.torch_alias maps it to "
+                f"{e.name!r}, which ember does not have)", name=missing) from None
+        return importlib.util.spec_from_loader(fullname, _AliasLoader(module),
+                                               is_package=hasattr(module, "__path__"))
+
+    def __repr__(self):
+        return "<ember.testing.torch_alias finder: torch -> ember>"
+
+
+def _finder():
+    return next((f for f in sys.meta_path if type(f).__name__ == "_TorchAliasFinder"
+                 and type(f).__module__ in (_THIS, __name__)), None)
+
+
+def is_installed() -> bool:
+    """Whether the hook is on ``sys.meta_path``."""
+    return _finder() is not None
+
+
+def _real_torch_loaded() -> types.ModuleType | None:
+    mod = sys.modules.get("torch")
+    if mod is None or getattr(mod, "__name__", "") == "ember":
+        return None
+    return mod
+
+
+def install() -> None:
+    """Makes ``import torch`` (and ``torch.*``) import ember. Installing twice is a no-op.
+
+    Raises ``RuntimeError`` where the real PyTorch is already imported: its modules are in
+    ``sys.modules`` and code holding them would mix two libraries."""
+    real = _real_torch_loaded()
+    if real is not None:
+        raise RuntimeError(
+            f"ember.testing.torch_alias cannot alias 'torch' to ember: the real PyTorch is already imported "
+            f"(from {getattr(real, '__file__', None)!r}). Install the alias before anything imports torch, or run "
+            f"the program in a fresh process: python -m ember.testing.torch_alias script.py")
+    if not is_installed():
+        sys.meta_path.insert(0, _TorchAliasFinder())
+
+
+def uninstall() -> None:
+    """Removes the hook and forgets every ``torch`` / ``torch.*`` alias in ``sys.modules`` (the
+    ember modules stay imported as ``ember.*``). Uninstalling where it is not installed is a no-op."""
+    while (f := _finder()) is not None:
+        sys.meta_path.remove(f)
+    for name in [n for n in sys.modules if n == "torch" or n.startswith("torch.")]:
+        if getattr(sys.modules[name], "__name__", "").split(".")[0] == "ember":
+            del sys.modules[name]
+
+
+@contextlib.contextmanager
+def aliased():
+    """``with aliased(): import torch`` -- the hook for the block; yields ``ember``. Where the hook
+    was installed already it stays installed afterwards."""
+    was = is_installed()
+    install()
+    try:
+        yield importlib.import_module("ember")
+    finally:
+        if not was:
+            uninstall()
+
+
+def _main_module(path: str | None) -> types.ModuleType:
+    main = types.ModuleType("__main__")
+    main.__file__ = path
+    main.__builtins__ = __builtins__
+    # a spawned or forkserver child imports __main__ again by this spec's name: it names this
+    # module, whose __mp_main__ branch below installs the hook and runs the script in the child
+    main.__spec__ = importlib.machinery.ModuleSpec(_THIS, None)
+    return main
+
+
+def run_path(path: str, argv: list | None = None) -> dict:
+    """Runs the script at ``path`` as ``__main__`` with the hook installed, ``sys.argv`` set to
+    ``[path, *argv]`` and the script's folder first on ``sys.path``; returns its globals."""
+    install()
+    path = os.path.abspath(path)
+    with open(path, "rb") as f:
+        code = compile(f.read(), path, "exec")
+    main = _main_module(path)
+    saved = sys.modules.get("__main__"), list(sys.argv), list(sys.path)
+    sys.argv[:] = [path, *(argv or [])]
+    sys.path[0:1] = [os.path.dirname(path)]
+    sys.modules["__main__"] = main
+    try:
+        exec(code, main.__dict__)
+    finally:
+        sys.modules["__main__"], sys.argv[:], sys.path[:] = saved[0], saved[1], saved[2]
+    return main.__dict__
+
+
+_USAGE = "usage: python -m ember.testing.torch_alias (script.py | -m module) [args ...]"
+
+
+def main(args: list | None = None) -> None:
+    """The command line: ``script.py [args...]`` or ``-m module [args...]``."""
+    args = list(sys.argv[1:] if args is None else args)
+    if not args or args[0] in ("-h", "--help"):
+        print(_USAGE, file=sys.stderr if not args else sys.stdout)
+        raise SystemExit(2 if not args else 0)
+    if args[0] == "-m":
+        if len(args) < 2:
+            print(_USAGE, file=sys.stderr)
+            raise SystemExit(2)
+        install()
+        sys.argv[:] = [args[1], *args[2:]]
+        sys.path[0:1] = [os.getcwd()]
+        runpy.run_module(args[1], run_name="__main__", alter_sys=True)
+        return
+    run_path(args[0], args[1:])
+
+
+def _spawned_child(namespace: dict) -> None:
+    """In a process started by ``spawn`` or ``forkserver`` from a script this module runs: the
+    script again, as ``__mp_main__`` (its ``if __name__ == "__main__"`` block does not run), with
+    the hook installed, its names becoming the child's ``__main__``."""
+    importlib.import_module(_THIS).install()  # the importable copy of this module, not this __mp_main__ one
+    path = sys.argv[0]
+    if path.endswith(".py") and os.path.isfile(path):
+        namespace.update({k: v for k, v in runpy.run_path(path, run_name="__mp_main__").items()
+                          if k not in ("__name__", "__spec__", "__loader__")})
+
+
+if __name__ == "__main__":
+    main()
+elif __name__ == "__mp_main__":
+    _spawned_child(globals())
