@@ -21,17 +21,18 @@ installed too.
 """
 from __future__ import annotations
 
+import builtins
 import contextlib
 import importlib
 import importlib.abc
 import importlib.machinery
 import importlib.util
+import json
 import os
-import runpy
 import sys
 import types
 
-__all__ = ["install", "uninstall", "is_installed", "aliased", "run_path", "main"]
+__all__ = ["install", "uninstall", "is_installed", "aliased", "run_path", "run_module", "main"]
 
 _THIS = "ember.testing.torch_alias"  # this module's name, also when it runs as __main__
 
@@ -134,33 +135,63 @@ def aliased():
             uninstall()
 
 
-def _main_module(path: str | None) -> types.ModuleType:
-    main = types.ModuleType("__main__")
+_MAIN_ENV = "EMBER_TORCH_ALIAS_MAIN"  # the running program, for the processes it spawns: [path, package]
+
+
+def _main_module(name: str, path: str, package: str | None) -> types.ModuleType:
+    main = types.ModuleType(name)
     main.__file__ = path
-    main.__builtins__ = __builtins__
+    main.__package__ = package
+    main.__builtins__ = builtins
     # a spawned or forkserver child imports __main__ again by this spec's name: it names this
-    # module, whose __mp_main__ branch below installs the hook and runs the script in the child
+    # module, whose __mp_main__ branch below installs the hook and runs the program in the child
     main.__spec__ = importlib.machinery.ModuleSpec(_THIS, None)
     return main
 
 
-def run_path(path: str, argv: list | None = None) -> dict:
-    """Runs the script at ``path`` as ``__main__`` with the hook installed, ``sys.argv`` set to
-    ``[path, *argv]`` and the script's folder first on ``sys.path``; returns its globals."""
-    install()
-    path = os.path.abspath(path)
+def _compile(path: str):
     with open(path, "rb") as f:
-        code = compile(f.read(), path, "exec")
-    main = _main_module(path)
-    saved = sys.modules.get("__main__"), list(sys.argv), list(sys.path)
-    sys.argv[:] = [path, *(argv or [])]
-    sys.path[0:1] = [os.path.dirname(path)]
+        return compile(f.read(), path, "exec")
+
+
+def _run_main(path: str, package: str | None, argv0: str, argv: list, sys_path0: str) -> dict:
+    install()
+    code = _compile(path)
+    main = _main_module("__main__", path, package)
+    saved = sys.modules.get("__main__"), list(sys.argv), list(sys.path), os.environ.get(_MAIN_ENV)
+    sys.argv[:] = [argv0, *argv]
+    sys.path[0:1] = [sys_path0]
     sys.modules["__main__"] = main
+    os.environ[_MAIN_ENV] = json.dumps([path, package])
     try:
         exec(code, main.__dict__)
     finally:
         sys.modules["__main__"], sys.argv[:], sys.path[:] = saved[0], saved[1], saved[2]
+        if saved[3] is None:
+            os.environ.pop(_MAIN_ENV, None)
+        else:
+            os.environ[_MAIN_ENV] = saved[3]
     return main.__dict__
+
+
+def run_path(path: str, argv: list | None = None) -> dict:
+    """Runs the script at ``path`` as ``__main__`` with the hook installed, ``sys.argv`` set to
+    ``[path, *argv]`` and the script's folder first on ``sys.path``, as ``python path argv...``
+    would; returns its globals."""
+    path = os.path.abspath(path)
+    return _run_main(path, None, path, list(argv or []), os.path.dirname(path))
+
+
+def run_module(name: str, argv: list | None = None) -> dict:
+    """Runs module ``name`` (a package: its ``__main__``) as ``__main__`` with the hook installed,
+    as ``python -m name argv...`` would; returns its globals."""
+    install()
+    spec = importlib.util.find_spec(name)
+    if spec is not None and spec.submodule_search_locations is not None:
+        spec = importlib.util.find_spec(name + ".__main__")
+    if spec is None or not spec.has_location or not str(spec.origin).endswith(".py"):
+        raise ImportError(f"No module named {name!r} (a Python source module) to run", name=name)
+    return _run_main(spec.origin, spec.parent, spec.origin, list(argv or []), os.getcwd())
 
 
 _USAGE = "usage: python -m ember.testing.torch_alias (script.py | -m module) [args ...]"
@@ -176,23 +207,28 @@ def main(args: list | None = None) -> None:
         if len(args) < 2:
             print(_USAGE, file=sys.stderr)
             raise SystemExit(2)
-        install()
-        sys.argv[:] = [args[1], *args[2:]]
-        sys.path[0:1] = [os.getcwd()]
-        runpy.run_module(args[1], run_name="__main__", alter_sys=True)
-        return
-    run_path(args[0], args[1:])
+        run_module(args[1], args[2:])
+    else:
+        run_path(args[0], args[1:])
 
 
 def _spawned_child(namespace: dict) -> None:
-    """In a process started by ``spawn`` or ``forkserver`` from a script this module runs: the
-    script again, as ``__mp_main__`` (its ``if __name__ == "__main__"`` block does not run), with
-    the hook installed, its names becoming the child's ``__main__``."""
+    """In a process started by ``spawn`` or ``forkserver`` from a program this module runs: the
+    program again, as ``__mp_main__`` (its ``if __name__ == "__main__"`` block does not run),
+    with the hook installed, its names becoming the child's ``__main__``."""
     importlib.import_module(_THIS).install()  # the importable copy of this module, not this __mp_main__ one
-    path = sys.argv[0]
-    if path.endswith(".py") and os.path.isfile(path):
-        namespace.update({k: v for k, v in runpy.run_path(path, run_name="__mp_main__").items()
-                          if k not in ("__name__", "__spec__", "__loader__")})
+    program = os.environ.get(_MAIN_ENV)
+    if program is None:
+        return
+    path, package = json.loads(program)
+    child = _main_module("__mp_main__", path, package)
+    saved = sys.modules.get("__mp_main__")
+    sys.modules["__mp_main__"] = child
+    try:
+        exec(_compile(path), child.__dict__)
+    finally:
+        sys.modules["__mp_main__"] = saved
+    namespace.update({k: v for k, v in child.__dict__.items() if k not in ("__name__", "__spec__", "__loader__")})
 
 
 if __name__ == "__main__":
