@@ -129,10 +129,29 @@ def test_runs_a_script_as_python_would(tmp_path):
 def test_runs_a_module_with_dash_m(tmp_path):
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "__init__.py").write_text("")
-    (tmp_path / "pkg" / "train.py").write_text(
-        "import sys, torch\nif __name__ == '__main__':\n    print('module', torch.__name__, sys.argv[1:])\n")
+    (tmp_path / "pkg" / "helper.py").write_text("VALUE = 7\n")
+    (tmp_path / "pkg" / "train.py").write_text(textwrap.dedent("""
+        import multiprocessing, sys
+        import torch
+        from . import helper                   # relative imports work: the module runs in its package
+
+        def work(q):
+            q.put((torch.__name__, helper.VALUE))
+
+        if __name__ == "__main__":
+            print("module", torch.__name__, sys.argv[1:], helper.VALUE)
+            ctx = multiprocessing.get_context("spawn")
+            q = ctx.Queue()
+            p = ctx.Process(target=work, args=(q,))
+            p.start()
+            print("child", q.get(timeout=60))
+            p.join()
+    """))
     proc = _run(["-m", "pkg.train", "x"], cwd=tmp_path)
-    assert proc.returncode == 0 and "module ember ['x']" in proc.stdout, proc.log
+    assert proc.returncode == 0 and "module ember ['x'] 7" in proc.stdout, proc.log
+    assert "child ('ember', 7)" in proc.stdout, proc.log
+    missing = _run(["-m", "pkg.nonexistent"], cwd=tmp_path)
+    assert missing.returncode == 1 and "No module named 'pkg.nonexistent'" in missing.stderr, missing.log
 
 
 def test_usage(tmp_path):
