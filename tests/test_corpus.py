@@ -42,11 +42,12 @@ LOSS_FELL = re.compile(r"^loss fell: (\S+) -> (\S+)$", re.M)
 
 
 def run_script(python, script, args, device, timeout=300):
-    """Runs ``python script --device DEVICE args`` from the corpus folder; returns the process with
-    a ``log`` of its output for assertion messages."""
+    """Runs ``python script --device DEVICE args`` (without ``--device`` where ``device`` is None:
+    the script's own choice) from the corpus folder; returns the process with a ``log`` of its
+    output for assertion messages."""
     # one thread each: the matrices are small, and BLAS threads only contend on a busy machine
     env = dict(os.environ, PYTHONUNBUFFERED="1", OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
-    cmd = [*python, os.path.join(CORPUS, script), "--device", device, *args]
+    cmd = [*python, os.path.join(CORPUS, script), *(["--device", device] if device else []), *args]
     proc = subprocess.run(cmd, cwd=CORPUS, env=env, capture_output=True, text=True, timeout=timeout)
     proc.log = (f"{' '.join(cmd)}\nrc={proc.returncode}\n--- stdout\n{proc.stdout[-4000:]}\n"
                 f"--- stderr\n{proc.stderr[-6000:]}")
@@ -72,6 +73,13 @@ EMBER = (sys.executable, "-m", "ember.testing.torch_alias")
 @pytest.mark.parametrize("script,args", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
 def test_corpus_on_cpu(script, args):
     assert_loss_fell(run_script(EMBER, script, args, "cpu"))
+
+
+def test_the_scripts_choose_a_device_themselves():
+    """Without --device: ``torch.accelerator.current_accelerator()`` where there is one, else the cpu."""
+    proc = run_script(EMBER, "mnist_cnn.py", ["--epochs", "1"], None)
+    assert_loss_fell(proc)
+    assert "Using device: " in proc.stdout, proc.log
 
 
 def _opencl_missing():

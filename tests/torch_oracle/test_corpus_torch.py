@@ -17,6 +17,10 @@ def test_corpus_with_real_torch(script, args):
     assert_loss_fell(proc)
 
 
+def test_the_scripts_choose_a_device_themselves():
+    assert_loss_fell(run_script((sys.executable,), "mnist_cnn.py", ["--epochs", "1"], None))
+
+
 def test_it_is_the_real_torch():
     out = subprocess.run([sys.executable, "-c", "import torch; print(torch.__name__, torch.__file__)"],
                          capture_output=True, text=True, timeout=120).stdout
