@@ -116,6 +116,8 @@ def test_runs_a_script_as_python_would(tmp_path):
                 self.fc = nn.Linear(2, 1)
 
         if __name__ == "__main__":
+            from ember.testing import torch_alias
+            print("installed", torch_alias.is_installed())
             print("argv", sys.argv[1:], torch.__name__, helper_mod.VALUE)
             net = pickle.loads(pickle.dumps(Net()))   # __main__.Net pickles by reference
             print("pickled", type(net).__name__, tuple(net.fc.weight.shape))
@@ -123,7 +125,8 @@ def test_runs_a_script_as_python_would(tmp_path):
     """))
     proc = _run([script, "--flag", 3], cwd=tmp_path.parent)
     assert proc.returncode == 3, proc.log
-    assert "argv ['--flag', '3'] ember 42" in proc.stdout and "pickled Net (1, 2)" in proc.stdout, proc.log
+    assert "installed True" in proc.stdout and "argv ['--flag', '3'] ember 42" in proc.stdout, proc.log
+    assert "pickled Net (1, 2)" in proc.stdout, proc.log
 
 
 def test_runs_a_module_with_dash_m(tmp_path):

@@ -82,7 +82,7 @@ class _TorchAliasFinder(importlib.abc.MetaPathFinder):
 
 def _finder():
     return next((f for f in sys.meta_path if type(f).__name__ == "_TorchAliasFinder"
-                 and type(f).__module__ in (_THIS, __name__)), None)
+                 and type(f).__module__ == _THIS), None)
 
 
 def is_installed() -> bool:
@@ -232,6 +232,8 @@ def _spawned_child(namespace: dict) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    # the importable copy does the work, so that the program's own `from ember.testing import
+    # torch_alias` finds the hook installed (and can uninstall it)
+    importlib.import_module(_THIS).main()
 elif __name__ == "__mp_main__":
     _spawned_child(globals())
