@@ -12,7 +12,7 @@ The public names are the union of the ``__all__`` lists of the modules imported 
 
 import importlib as _importlib
 
-from . import _devices, _dtype, _methods, _plugins, _threads, _toplevel, autograd, ops, return_types
+from . import _devices, _dtype, _methods, _plugins, _threads, _toplevel, amp, autograd, ops, return_types
 from . import _registry_hooks  # noqa: F401  (plugs the op/module/optimizer registries into the plugin manager)
 from ._device import device
 from ._dlpack import from_dlpack, to_dlpack
@@ -26,6 +26,12 @@ from ._tensor import Size, Tensor
 from ._threads import *  # noqa: F401,F403
 from ._toplevel import *  # noqa: F401,F403
 from ._version import __version__
+from .amp import autocast
+from .amp.autocast_mode import (autocast_decrement_nesting, autocast_increment_nesting, clear_autocast_cache,
+                                get_autocast_cpu_dtype, get_autocast_dtype, get_autocast_gpu_dtype,
+                                is_autocast_cache_enabled, is_autocast_cpu_enabled, is_autocast_enabled,
+                                set_autocast_cache_enabled, set_autocast_cpu_dtype, set_autocast_cpu_enabled,
+                                set_autocast_dtype, set_autocast_enabled, set_autocast_gpu_dtype)
 from .autograd import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
                        set_grad_enabled)
 from .backends import get_float32_matmul_precision, set_float32_matmul_precision
@@ -49,12 +55,15 @@ __all__ = sorted(
     | {"Tensor", "Size", "UntypedStorage", "device", "hookimpl", "from_dlpack", "to_dlpack", "set_printoptions",
        "enable_grad", "inference_mode", "is_grad_enabled", "is_inference_mode_enabled", "no_grad",
        "set_grad_enabled", "get_float32_matmul_precision", "set_float32_matmul_precision", "range", "strided",
-       "contiguous_format", "preserve_format", "channels_last", "sparse_coo", "autograd", "ops", "return_types",
-       "__version__"})
+       "contiguous_format", "preserve_format", "channels_last", "sparse_coo", "autograd", "ops", "return_types", "amp",
+       "__version__", "autocast", "autocast_decrement_nesting", "autocast_increment_nesting", "clear_autocast_cache",
+       "get_autocast_cpu_dtype", "get_autocast_dtype", "get_autocast_gpu_dtype", "is_autocast_cache_enabled",
+       "is_autocast_cpu_enabled", "is_autocast_enabled", "set_autocast_cache_enabled", "set_autocast_cpu_dtype",
+       "set_autocast_cpu_enabled", "set_autocast_dtype", "set_autocast_enabled", "set_autocast_gpu_dtype"})
 
 _LAZY_SUBMODULES = {"nn", "optim", "utils", "distributed", "testing", "cuda", "serialization", "cli", "backend",
                     "backends", "hookspecs", "linalg", "special", "fft", "onnx", "jit", "multiprocessing", "profiler",
-                    "amp"}
+                    "amp", "cpu"}
 
 
 def __getattr__(name):
