@@ -27,11 +27,7 @@ from ._threads import *  # noqa: F401,F403
 from ._toplevel import *  # noqa: F401,F403
 from ._version import __version__
 from .amp import autocast
-from .amp.autocast_mode import (autocast_decrement_nesting, autocast_increment_nesting, clear_autocast_cache,
-                                get_autocast_cpu_dtype, get_autocast_dtype, get_autocast_gpu_dtype,
-                                is_autocast_cache_enabled, is_autocast_cpu_enabled, is_autocast_enabled,
-                                set_autocast_cache_enabled, set_autocast_cpu_dtype, set_autocast_cpu_enabled,
-                                set_autocast_dtype, set_autocast_enabled, set_autocast_gpu_dtype)
+from .amp.state import *  # noqa: F401,F403  (is_autocast_enabled, get_autocast_dtype, ...)
 from .autograd import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
                        set_grad_enabled)
 from .backends import get_float32_matmul_precision, set_float32_matmul_precision
@@ -51,15 +47,13 @@ channels_last = "channels_last"
 sparse_coo = "sparse_coo"
 
 __all__ = sorted(
-    set(ops.__all__) | set(_toplevel.__all__) | set(_threads.__all__) | set(_dtype.__all__) | set(_CPU_CLASSES)
+    set(ops.__all__) | set(_toplevel.__all__) | set(_threads.__all__) | set(amp.state.__all__) | set(_dtype.__all__)
+    | set(_CPU_CLASSES)
     | {"Tensor", "Size", "UntypedStorage", "device", "hookimpl", "from_dlpack", "to_dlpack", "set_printoptions",
        "enable_grad", "inference_mode", "is_grad_enabled", "is_inference_mode_enabled", "no_grad",
        "set_grad_enabled", "get_float32_matmul_precision", "set_float32_matmul_precision", "range", "strided",
        "contiguous_format", "preserve_format", "channels_last", "sparse_coo", "autograd", "ops", "return_types", "amp",
-       "__version__", "autocast", "autocast_decrement_nesting", "autocast_increment_nesting", "clear_autocast_cache",
-       "get_autocast_cpu_dtype", "get_autocast_dtype", "get_autocast_gpu_dtype", "is_autocast_cache_enabled",
-       "is_autocast_cpu_enabled", "is_autocast_enabled", "set_autocast_cache_enabled", "set_autocast_cpu_dtype",
-       "set_autocast_cpu_enabled", "set_autocast_dtype", "set_autocast_enabled", "set_autocast_gpu_dtype"})
+       "__version__", "autocast"})
 
 _LAZY_SUBMODULES = {"nn", "optim", "utils", "distributed", "testing", "cuda", "serialization", "cli", "backend",
                     "backends", "hookspecs", "linalg", "special", "fft", "onnx", "jit", "multiprocessing", "profiler",
