@@ -12,7 +12,7 @@ The public names are the union of the ``__all__`` lists of the modules imported 
 
 import importlib as _importlib
 
-from . import _devices, _dtype, _methods, _plugins, _threads, _toplevel, autograd, ops, return_types
+from . import _devices, _dtype, _methods, _plugins, _threads, _toplevel, amp, autograd, ops, return_types
 from . import _registry_hooks  # noqa: F401  (plugs the op/module/optimizer registries into the plugin manager)
 from ._device import device
 from ._dlpack import from_dlpack, to_dlpack
@@ -27,6 +27,8 @@ from ._tensor import Size, Tensor
 from ._threads import *  # noqa: F401,F403
 from ._toplevel import *  # noqa: F401,F403
 from ._version import __version__
+from .amp import autocast
+from .amp.state import *  # noqa: F401,F403  (is_autocast_enabled, get_autocast_dtype, ...)
 from .autograd import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
                        set_grad_enabled)
 from .backends import get_float32_matmul_precision, set_float32_matmul_precision
@@ -45,16 +47,17 @@ preserve_format = "preserve_format"
 channels_last = "channels_last"
 
 __all__ = sorted(
-    set(ops.__all__) | set(_toplevel.__all__) | set(_threads.__all__) | set(_dtype.__all__) | set(_CPU_CLASSES)
+    set(ops.__all__) | set(_toplevel.__all__) | set(_threads.__all__) | set(amp.state.__all__) | set(_dtype.__all__)
+    | set(_CPU_CLASSES)
     | {"Tensor", "Size", "UntypedStorage", "device", "hookimpl", "from_dlpack", "to_dlpack", "set_printoptions",
        "enable_grad", "inference_mode", "is_grad_enabled", "is_inference_mode_enabled", "no_grad",
        "set_grad_enabled", "get_float32_matmul_precision", "set_float32_matmul_precision", "range", "strided",
        "contiguous_format", "preserve_format", "channels_last", "sparse_coo", "layout", "sparse_coo_tensor",
-       "spmm", "autograd", "ops", "return_types", "__version__"})
+       "spmm", "autograd", "ops", "return_types", "amp", "__version__", "autocast"})
 
 _LAZY_SUBMODULES = {"nn", "optim", "utils", "distributed", "testing", "cuda", "serialization", "cli", "backend",
                     "backends", "hookspecs", "sparse", "linalg", "special", "fft", "onnx", "jit", "multiprocessing",
-                    "profiler", "amp", "accelerator", "hub"}
+                    "profiler", "amp", "cpu", "accelerator", "hub"}
 
 
 def __getattr__(name):

@@ -1,4 +1,4 @@
-"""Process- and thread-level switches read on the hot path: grad mode, anomaly detection, thread
+"""Process- and thread-level switches read on the hot path: grad mode, autocast, anomaly detection, thread
 counts and the default device."""
 from __future__ import annotations
 
@@ -58,3 +58,24 @@ class _DefaultDevice:
 
 
 default_device = _DefaultDevice()
+
+
+class _AutocastState(threading.local):
+    """Autocast (``ember.autocast``), per thread as in PyTorch: a new thread starts disabled with
+    the default dtypes. ``active`` is what the op fronts read: True while autocast is enabled for
+    some device type and not suspended (inside an autocast op, or ``custom_fwd``'s region)."""
+
+    def __init__(self):
+        self.enabled: dict = {}     # device type -> bool
+        self.dtype: dict = {}       # device type -> ember dtype (absent: the device type's default)
+        self.cache_enabled = True
+        self.nesting = 0
+        self.cache: dict = {}       # id(weight) -> (weight, its low-precision cast)
+        self.suspended = 0
+        self.active = False
+
+    def refresh(self) -> None:
+        self.active = self.suspended == 0 and any(self.enabled.values())
+
+
+autocast = _AutocastState()

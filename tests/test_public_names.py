@@ -9,6 +9,7 @@ import types
 
 import ember
 import ember._dtype
+import ember.amp.state
 import ember._registry_hooks
 import ember._threads
 import ember._toplevel
@@ -21,7 +22,7 @@ FRONT = {"Tensor", "Size", "UntypedStorage", "device", "hookimpl", "from_dlpack"
          "enable_grad", "inference_mode", "is_grad_enabled", "is_inference_mode_enabled", "no_grad",
          "set_grad_enabled", "get_float32_matmul_precision", "set_float32_matmul_precision", "range", "strided",
          "contiguous_format", "preserve_format", "channels_last", "sparse_coo", "layout", "sparse_coo_tensor", "spmm",
-         "autograd", "ops", "return_types", "__version__"}
+         "autograd", "ops", "return_types", "__version__", "amp", "autocast"}
 
 #: internal helpers that once leaked into ember.* and Tensor.*
 INTERNAL = {"write_back", "write_out", "write_out_tuple", "check_bounds", "infer_size", "add_inplace", "sub_inplace",
@@ -30,6 +31,7 @@ INTERNAL = {"write_back", "write_out", "write_out_tuple", "check_bounds", "infer
 
 def test_the_public_list_is_the_union_of_the_modules_lists():
     union = set(ops.__all__) | set(ember._toplevel.__all__) | set(ember._threads.__all__) | set(ember._dtype.__all__)
+    union |= set(ember.amp.state.__all__)
     union |= {n for n in dir(ember) if n.endswith("Tensor") and n != "Tensor"}  # the legacy typed classes
     assert set(ember.__all__) == union | FRONT
     for fam in ops.FAMILIES:

@@ -36,6 +36,7 @@ from __future__ import annotations
 import inspect
 import sys
 
+from . import autocast as AC
 from . import writes as W
 from .registry import ALL, dispatch, make_view, register_op
 
@@ -143,6 +144,13 @@ def _fronts(op, body, is_composite: bool, with_out: bool, inplace, exact: bool, 
     else:
         run = (f"    dev, args, inputs = _body({call})\n"
                "    r = _dispatch(_op, dev, args, inputs) if dev is not None else args\n")
+    if name in AC.LISTED:
+        # on autocast's lists: under autocast the arguments are cast first (out= calls are not eligible)
+        ns["_ac"], ns["_amp"] = AC._ac, AC.call
+        ns["_plain"] = _build(f"def {name}({_defn(parts, False)}):\n{run}    return r\n", dict(ns), name, body,
+                              module, kwdefaults, op.doc)
+        run = (f"    if _ac.active{' and out is None' if with_out else ''}:\n"
+               f"        return _amp({name!r}, _plain, {call})\n") + run
     if with_out:
         src = (f"def {name}({_defn(parts, True)}):\n{run}"
                f"    return r if out is None else W.store(r, out, {name!r}, _exact)\n")

@@ -24,6 +24,7 @@ from .._tensor import Tensor, _alias
 from .._graph import OpNode, TensorMeta, edge_of, view_requires_grad
 
 _grad = _state.grad
+_autocast = _state.autocast
 ALL = "all"
 
 OPS: dict = {}
@@ -147,10 +148,24 @@ def run(op: OpDef, dev, args: tuple):
 
 def _no_kernel(op, dev, args):
     if op.decomposition is not None:
+        if _autocast.active:
+            return _decompose_suspended(op, args)
         return op.decomposition(*args)
     if os.environ.get("EMBER_CPU_FALLBACK") == "1" and dev._type != "cpu":
         return _cpu_fallback(op, dev, args)
     raise NotImplementedError(_missing_message(op, dev))
+
+
+def _decompose_suspended(op, args):
+    """An op's decomposition under autocast: the ops it is made of run as the kernel would, not
+    cast again (PyTorch's kernels run below the Autocast dispatch key)."""
+    _autocast.suspended += 1
+    _autocast.active = False
+    try:
+        return op.decomposition(*args)
+    finally:
+        _autocast.suspended -= 1
+        _autocast.refresh()
 
 
 def _missing_message(op, dev) -> str:
@@ -200,6 +215,8 @@ def _dispatch_grad(op, dev, args, inputs):
         return dev._kernels.get(op.name)(*args)
     if op.backward is None:
         # differentiated through its parts
+        if _autocast.active:
+            return _decompose_suspended(op, args)
         return op.decomposition(*args)
     prev = _grad.enabled
     _grad.enabled = False

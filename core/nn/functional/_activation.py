@@ -9,6 +9,7 @@ from ... import ops as _ops
 from ..._tensor import Tensor
 from ...ops import nn as _nnops
 from ...ops._args import dtype_not_implemented, int_in_range
+from ...ops.autocast import policy as _amp_policy
 from ._util import check_tensor
 
 __all__ = ["relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "prelu", "rrelu", "elu", "elu_", "selu", "selu_",
@@ -99,6 +100,7 @@ def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
     return leaky_relu(input, negative_slope, True)
 
 
+@_amp_policy("prelu")
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
     """leaky_relu with a learnable slope per channel (dim 1) or one shared slope."""
     _floating(input, "prelu")
@@ -214,6 +216,7 @@ def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
     return _inplace(input, (_ops.clamp(x + 3.0, 0.0, 6.0) / 6.0).to(input.dtype), inplace)
 
 
+@_amp_policy("softplus")
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     """log(1 + exp(beta * x)) / beta, linear above ``threshold`` (for stability)."""
     x = _opmath(_floating(input, "softplus"))
@@ -289,12 +292,14 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
     return a * _ops.sigmoid(b)
 
 
+@_amp_policy("softmax")
 def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
     """exp(x) / sum(exp(x)) along ``dim``."""
     check_tensor(input, "softmax")
     return _nnops.softmax(input, dim, dtype)
 
 
+@_amp_policy("log_softmax")
 def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=None) -> Tensor:
     """log(softmax(x)) along ``dim``, computed stably."""
     check_tensor(input, "log_softmax")

@@ -20,6 +20,7 @@ from ..._tensor import Tensor
 from ...ops import amax, baddbmm, bmm, cat, eq, matmul, where
 from ...ops._args import desc
 from ...ops.nn import softmax as _softmax
+from ...ops.autocast import policy as _amp_policy
 from ._dropout import dropout as _dropout
 from ._conv import linear as _linear
 from ._util import check_tensor
@@ -52,6 +53,7 @@ def _causal_mask(L: int, S: int, dtype, device) -> Tensor:
     return where(keep, 0.0, _NEG_INF).to(dtype)
 
 
+@_amp_policy("scaled_dot_product_attention")
 def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None = None,
                                  dropout_p: float = 0.0, is_causal: bool = False, scale: float | None = None,
                                  enable_gqa: bool = False) -> Tensor:

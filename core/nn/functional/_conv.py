@@ -6,6 +6,7 @@ from ..._tensor import Tensor
 from ...backend.shapes import conv_out, conv_transpose_out
 from ...ops import _args as U
 from ...ops import nn as _nnops
+from ...ops.autocast import policy as _amp_policy
 from ._util import check_tensor, desc, ntuple
 
 __all__ = ["linear", "bilinear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
@@ -20,6 +21,7 @@ def _same_dtype(op, x, *others):
     U.common_device(op, x, *(o for o in others if o is not None))
 
 
+@_amp_policy("linear")
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``input @ weight.T + bias``; ``input`` (*, in), ``weight`` (out, in), ``bias`` (out,)."""
     check_tensor(input, "linear")
@@ -50,6 +52,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     return _nnops.linear(input, weight, bias)
 
 
+@_amp_policy("bilinear")
 def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``y_o = x1^T W_o x2 + b_o``; inputs (*, in1) and (*, in2), weight (out, in1, in2)."""
     check_tensor(input1, "bilinear")
@@ -157,18 +160,21 @@ def _conv_nd(op, nsp, input, weight, bias, stride, padding, dilation, groups):
     return out if batched else out.squeeze(0)
 
 
+@_amp_policy("conv1d")
 def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0, dilation=1,
            groups: int = 1) -> Tensor:
     """1-d cross-correlation of (N, Cin, L) with weight (Cout, Cin/groups, k); padding may be 'same' or 'valid'."""
     return _conv_nd("conv1d", 1, input, weight, bias, stride, padding, dilation, groups)
 
 
+@_amp_policy("conv2d")
 def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0, dilation=1,
            groups: int = 1) -> Tensor:
     """2-d cross-correlation of (N, Cin, H, W) with weight (Cout, Cin/groups, kh, kw)."""
     return _conv_nd("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
 
 
+@_amp_policy("conv3d")
 def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0, dilation=1,
            groups: int = 1) -> Tensor:
     """3-d cross-correlation of (N, Cin, D, H, W) with weight (Cout, Cin/groups, kd, kh, kw)."""
@@ -205,18 +211,21 @@ def _conv_t_nd(op, nsp, input, weight, bias, stride, padding, output_padding, gr
     return out if batched else out.squeeze(0)
 
 
+@_amp_policy("conv_transpose1d")
 def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
                      output_padding=0, groups: int = 1, dilation=1) -> Tensor:
     """1-d transposed convolution; weight (Cin, Cout/groups, k)."""
     return _conv_t_nd("conv_transpose1d", 1, input, weight, bias, stride, padding, output_padding, groups, dilation)
 
 
+@_amp_policy("conv_transpose2d")
 def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
                      output_padding=0, groups: int = 1, dilation=1) -> Tensor:
     """2-d transposed convolution ("deconvolution"); weight (Cin, Cout/groups, kh, kw)."""
     return _conv_t_nd("conv_transpose2d", 2, input, weight, bias, stride, padding, output_padding, groups, dilation)
 
 
+@_amp_policy("conv_transpose3d")
 def conv_transpose3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
                      output_padding=0, groups: int = 1, dilation=1) -> Tensor:
     """3-d transposed convolution; weight (Cin, Cout/groups, kd, kh, kw)."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 from ...ops import creation as _factory
 from ... import ops as _ops
 from ..._tensor import Tensor
+from ...ops.autocast import policy as _amp_policy
 from ._util import check_tensor
 
 __all__ = ["pairwise_distance", "cosine_similarity", "pdist"]
@@ -19,6 +20,7 @@ def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
     return _ops.norm(x1 - x2 + eps, p, d, keepdim=keepdim)
 
 
+@_amp_policy("cosine_similarity")
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
     """Cosine of the angle between x1 and x2 along ``dim``; each norm is clamped at ``eps``
     (without blocking its gradient, as PyTorch)."""
@@ -32,6 +34,7 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
     return ((a / na) * (b / nb)).sum(dim)
 
 
+@_amp_policy("pdist")
 def pdist(input: Tensor, p: float = 2) -> Tensor:
     """The p-norm distances between all pairs of rows i < j of (N, M), as a vector of N(N-1)/2."""
     check_tensor(input, "pdist")

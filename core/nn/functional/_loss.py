@@ -11,6 +11,7 @@ from ... import ops as _ops
 from ... import _state
 from ..._tensor import Tensor
 from ...ops import nn as _nnops
+from ...ops.autocast import policy as _amp_policy
 from ._activation import logsigmoid
 from ._distance import pairwise_distance
 from ._util import check_reduction, check_tensor, desc, legacy_reduction, reduce_loss
@@ -32,6 +33,7 @@ def _pair(op, input, target):
         _ops.broadcast_shapes(tuple(input.shape), tuple(target.shape))
 
 
+@_amp_policy("l1_loss")
 def l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean",
             weight: Tensor | None = None) -> Tensor:
     """|input - target|."""
@@ -43,6 +45,7 @@ def l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduc
     return reduce_loss(loss, reduction, "l1_loss")
 
 
+@_amp_policy("mse_loss")
 def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean",
              weight: Tensor | None = None) -> Tensor:
     """(input - target)^2."""
@@ -55,6 +58,7 @@ def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, redu
     return reduce_loss(loss, reduction, "mse_loss")
 
 
+@_amp_policy("smooth_l1_loss")
 def smooth_l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean",
                    beta: float = 1.0) -> Tensor:
     """0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta."""
@@ -69,6 +73,7 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None
     return reduce_loss(loss, reduction, "smooth_l1_loss")
 
 
+@_amp_policy("huber_loss")
 def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0,
                weight: Tensor | None = None) -> Tensor:
     """0.5 d^2 where |d| <= delta, else delta (|d| - 0.5 delta)."""
@@ -116,6 +121,7 @@ def _check_weight(op, weight, C):
                            f"weight tensor of shape: {list(weight.shape)}")
 
 
+@_amp_policy("nll_loss")
 def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None, ignore_index: int = -100,
              reduce=None, reduction: str = "mean") -> Tensor:
     """-input[target] (weighted, ``ignore_index`` left out; 'mean' divides by the total weight)."""
@@ -143,6 +149,7 @@ def _check_classes(op, t, C, ignore_index):
             raise IndexError(f"{op}: Target {hi if hi >= C else lo} is out of bounds (the input has {C} classes).")
 
 
+@_amp_policy("cross_entropy")
 def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None,
                   ignore_index: int = -100, reduce=None, reduction: str = "mean",
                   label_smoothing: float = 0.0) -> Tensor:
@@ -194,6 +201,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
     return nll * (1 - label_smoothing) + ret * (label_smoothing / C)
 
 
+@_amp_policy("binary_cross_entropy")
 def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None,
                          reduce=None, reduction: str = "mean") -> Tensor:
     """-(t log x + (1 - t) log(1 - x)) for probabilities x (logs clamped at -100, as PyTorch)."""
@@ -212,6 +220,7 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
     return reduce_loss(loss, reduction, "binary_cross_entropy")
 
 
+@_amp_policy("binary_cross_entropy_with_logits")
 def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None = None, size_average=None,
                                      reduce=None, reduction: str = "mean", pos_weight: Tensor | None = None) -> Tensor:
     """Sigmoid + binary cross-entropy in one stable formula; ``pos_weight`` weighs positive examples."""
@@ -231,6 +240,7 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tens
     return reduce_loss(loss, reduction, "binary_cross_entropy_with_logits")
 
 
+@_amp_policy("kl_div")
 def kl_div(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean",
            log_target: bool = False) -> Tensor:
     """Pointwise KL divergence with ``input`` as log-probabilities (and ``target`` too with ``log_target``);
@@ -252,6 +262,7 @@ def kl_div(input: Tensor, target: Tensor, size_average=None, reduce=None, reduct
     return reduce_loss(loss, reduction, "kl_div")
 
 
+@_amp_policy("poisson_nll_loss")
 def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True, full: bool = False, size_average=None,
                      eps: float = 1e-8, reduce=None, reduction: str = "mean") -> Tensor:
     """Poisson negative log likelihood: exp(x) - t x (log_input) or x - t log(x + eps)."""
@@ -291,6 +302,7 @@ def gaussian_nll_loss(input: Tensor, target: Tensor, var, full: bool = False, ep
     return reduce_loss(loss, reduction, "gaussian_nll_loss")
 
 
+@_amp_policy("cosine_embedding_loss")
 def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0, size_average=None,
                           reduce=None, reduction: str = "mean") -> Tensor:
     """1 - cos(x1, x2) for target 1, max(0, cos - margin) for target -1."""
@@ -310,6 +322,7 @@ def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin
     return reduce_loss(loss, reduction, "cosine_embedding_loss")
 
 
+@_amp_policy("margin_ranking_loss")
 def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0, size_average=None,
                         reduce=None, reduction: str = "mean") -> Tensor:
     """max(0, -y (x1 - x2) + margin)."""
@@ -321,6 +334,7 @@ def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: 
     return reduce_loss(loss, reduction, "margin_ranking_loss")
 
 
+@_amp_policy("hinge_embedding_loss")
 def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, size_average=None, reduce=None,
                          reduction: str = "mean") -> Tensor:
     """x for target 1, max(0, margin - x) for target -1."""
@@ -342,6 +356,7 @@ def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight: Tensor | 
     return reduce_loss(loss, reduction, "multilabel_soft_margin_loss")
 
 
+@_amp_policy("multilabel_margin_loss")
 def multilabel_margin_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
                            reduction: str = "mean") -> Tensor:
     """Multi-class multi-label hinge loss; ``target`` lists class indices, ending at the first -1."""
@@ -364,6 +379,7 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, size_average=None, red
     return reduce_loss(loss, reduction, "multilabel_margin_loss")
 
 
+@_amp_policy("multi_margin_loss")
 def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float = 1.0, weight: Tensor | None = None,
                       size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
     """Multi-class hinge loss: sum_{j != y} max(0, margin - x_y + x_j)^p / C."""
@@ -387,6 +403,7 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
     return reduce_loss(loss, reduction, "multi_margin_loss")
 
 
+@_amp_policy("soft_margin_loss")
 def soft_margin_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
     """log(1 + exp(-y x))."""
     reduction = legacy_reduction(size_average, reduce, reduction)
@@ -394,6 +411,7 @@ def soft_margin_loss(input: Tensor, target: Tensor, size_average=None, reduce=No
     return reduce_loss(loss, reduction, "soft_margin_loss")
 
 
+@_amp_policy("triplet_margin_loss")
 def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, margin: float = 1.0, p: float = 2,
                         eps: float = 1e-6, swap: bool = False, size_average=None, reduce=None,
                         reduction: str = "mean") -> Tensor:
@@ -445,6 +463,7 @@ def _shift(a, k, fill):
     return _nnops.constant_pad_nd(a, (k, -k), fill)
 
 
+@_amp_policy("ctc_loss")
 def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths, target_lengths, blank: int = 0,
              reduction: str = "mean", zero_infinity: bool = False) -> Tensor:
     """Connectionist Temporal Classification loss of (T, N, C) log-probabilities against padded

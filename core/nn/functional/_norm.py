@@ -8,6 +8,7 @@ from ... import ops as _ops
 from ... import _state
 from ..._tensor import Tensor
 from ...ops import nn as _nnops
+from ...ops.autocast import policy as _amp_policy
 from ._util import check_tensor, desc
 
 __all__ = ["batch_norm", "instance_norm", "layer_norm", "group_norm", "rms_norm", "local_response_norm", "normalize"]
@@ -99,6 +100,7 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var
     return out
 
 
+@_amp_policy("layer_norm")
 def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, bias: Tensor | None = None,
                eps: float = 1e-5) -> Tensor:
     """Normalise over the trailing ``normalized_shape`` dims, then scale and shift elementwise."""
@@ -117,6 +119,7 @@ def layer_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, bi
     return _nnops.layer_norm(input, weight, bias, k, eps)[0]
 
 
+@_amp_policy("group_norm")
 def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bias: Tensor | None = None,
                eps: float = 1e-5) -> Tensor:
     """Normalise groups of channels (N, G, C/G * spatial), then scale and shift per channel."""
@@ -137,6 +140,7 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bia
     return out
 
 
+@_amp_policy("rms_norm")
 def rms_norm(input: Tensor, normalized_shape, weight: Tensor | None = None, eps: float | None = None) -> Tensor:
     """x / sqrt(mean(x^2) + eps) over the trailing dims, times ``weight`` (eps defaults to the dtype's epsilon).
     float16 and bfloat16 inputs are normalised in float32 (their eps is float32's), as PyTorch."""

@@ -10,6 +10,7 @@ from ... import ops as _ops
 from ..._tensor import Tensor
 from ...ops import nn as _nnops
 from ...ops._args import dtype_not_implemented
+from ...ops.autocast import policy as _amp_policy
 from ._util import check_tensor, desc, ntuple
 
 __all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices", "max_pool2d_with_indices",
@@ -76,6 +77,7 @@ def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, c
     return _max_pool("max_pool2d", 2, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
 
 
+@_amp_policy("max_pool3d")
 def max_pool3d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
                return_indices: bool = False):
     """3-d max pooling over (N, C, D, H, W)."""
@@ -120,6 +122,7 @@ def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bo
                      divisor_override)
 
 
+@_amp_policy("avg_pool3d")
 def avg_pool3d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
                count_include_pad: bool = True, divisor_override=None) -> Tensor:
     """3-d average pooling."""
@@ -194,6 +197,7 @@ def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
     return _adaptive_avg("adaptive_avg_pool2d", 2, input, output_size)
 
 
+@_amp_policy("adaptive_avg_pool3d")
 def adaptive_avg_pool3d(input: Tensor, output_size) -> Tensor:
     return _adaptive_avg("adaptive_avg_pool3d", 3, input, output_size)
 
@@ -251,6 +255,7 @@ def adaptive_max_pool2d(input: Tensor, output_size, return_indices: bool = False
     return _adaptive_max("adaptive_max_pool2d", 2, input, output_size, return_indices)
 
 
+@_amp_policy("adaptive_max_pool3d")
 def adaptive_max_pool3d(input: Tensor, output_size, return_indices: bool = False):
     return _adaptive_max("adaptive_max_pool3d", 3, input, output_size, return_indices)
 
@@ -325,10 +330,12 @@ def max_unpool1d(input: Tensor, indices: Tensor, kernel_size, stride=None, paddi
     return _max_unpool("max_unpool1d", 1, input, indices, kernel_size, stride, padding, output_size)
 
 
+@_amp_policy("max_unpool2d")
 def max_unpool2d(input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0, output_size=None) -> Tensor:
     """The partial inverse of max_pool2d."""
     return _max_unpool("max_unpool2d", 2, input, indices, kernel_size, stride, padding, output_size)
 
 
+@_amp_policy("max_unpool3d")
 def max_unpool3d(input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0, output_size=None) -> Tensor:
     return _max_unpool("max_unpool3d", 3, input, indices, kernel_size, stride, padding, output_size)

@@ -12,6 +12,7 @@ from ...ops import creation as _factory
 from ... import ops as _ops
 from ..._tensor import Tensor
 from ...ops import nn as _nnops
+from ...ops.autocast import policy as _amp_policy
 from ._pooling import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
 from ._util import check_tensor, desc
 
@@ -162,6 +163,7 @@ def _is_integer(v) -> bool:
     return isinstance(v, numbers.Integral) and not isinstance(v, bool)
 
 
+@_amp_policy("interpolate")
 def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "nearest", align_corners: bool | None = None,
                 recompute_scale_factor: bool | None = None, antialias: bool = False) -> Tensor:
     """Resize (N, C, *spatial) to ``size`` or by ``scale_factor`` with 'nearest', 'nearest-exact',
@@ -277,6 +279,7 @@ def _source_coords(g, size, padding_mode, align_corners):
     return c
 
 
+@_amp_policy("grid_sample")
 def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mode: str = "zeros",
                 align_corners: bool | None = None) -> Tensor:
     """Sample (N, C, H, W) at the normalised (x, y) locations of ``grid`` (N, Ho, Wo, 2), with

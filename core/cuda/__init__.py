@@ -2,9 +2,10 @@
 (``ember-cuda-cupy``). Without one, ``is_available()`` is False and the rest explains why."""
 from __future__ import annotations
 
-from . import _dtype as D
-from . import _legacy
-from . import _plugins
+from .. import _dtype as D
+from .. import _legacy
+from .. import _plugins
+from . import amp  # noqa: F401  (ember.cuda.amp: the deprecated spellings)
 
 
 def _backend(required: bool = True):
