@@ -16,7 +16,7 @@ if importlib.util.find_spec("torch") is None:
 else:
     sys.path.insert(0, os.path.dirname(__file__))
 
-CI_EXAMPLES = 12
+CI_EXAMPLES = 100
 NIGHTLY_EXAMPLES = 500
 
 

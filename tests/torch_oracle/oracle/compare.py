@@ -69,7 +69,7 @@ def close(a, b, dtype):
     return tuple(bad[0]) if len(bad) else None
 
 
-def _compare_values(e_out, t_out, phase, values=True):
+def _compare_values(e_out, t_out, phase, values=True, loose=False):
     ef, tf = _flat(e_out, ember), _flat(t_out, torch)
     if [k for k, _ in ef] != [k for k, _ in tf] or [v for k, v in ef if k == "seq"] != [v for k, v in tf if k == "seq"]:
         raise Mismatch("structure", f"ember returned {_kinds(ef)}, torch {_kinds(tf)}")
@@ -91,7 +91,7 @@ def _compare_values(e_out, t_out, phase, values=True):
         if not values:
             continue
         a, b = _np(e), _np(t)
-        at = close(a, b, _dname(t.dtype))
+        at = close(a, b, "float32" if loose else _dname(t.dtype))
         if at is not None:
             raise Mismatch(phase, f"item {i} ({_dname(t.dtype)}{tuple(t.shape)}) at {at}: ember {a[at]!r}, "
                                   f"torch {b[at]!r}")
@@ -101,7 +101,7 @@ def _kinds(flat):
     return [k if k != "value" else type(v).__name__ for k, v in flat]
 
 
-def compare(e, t, phase="value", values=True):
+def compare(e, t, phase="value", values=True, loose=False):
     """Raises :class:`Mismatch` where the ember outcome ``e`` differs from torch's ``t``."""
     if t.exc is not None or e.exc is not None:
         if e.exc is None:
@@ -131,6 +131,6 @@ def compare(e, t, phase="value", values=True):
                 a = ember.zeros(tuple(b.shape), dtype=ember.float64)
             if b is None:
                 b = torch.zeros(tuple(a.shape), dtype=torch.float64)
-            _compare_values(a, b, "grad")
+            _compare_values(a, b, "grad", loose=loose)
         return
     _compare_values(e.out, t.out, phase, values)

@@ -93,7 +93,9 @@ def check(call, *, pending=True, stats=None):
                 and all(x.finite() for x in ts)):
             phase_grad = True
             t, e = run(torch, call, grad=True), run(ember, call, grad=True)
-            compare(e, t, "grad")
+            # a float64 gradient computed through a lower-precision dtype= argument: float32's tolerance
+            loose = any(isinstance(v, D) and v.name != "float64" for v in list(call.args) + list(call.kwargs.values()))
+            compare(e, t, "grad", loose=loose)
     except Mismatch as m:
         env = context(call, m, t, e)
         hit = _matches(data.get("difference", []), call.op, env)
