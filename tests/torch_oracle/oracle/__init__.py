@@ -1,0 +1,2 @@
+"""The PyTorch oracle: hypothesis draws inputs, both libraries run them, outcomes are compared."""
+__all__ = []
