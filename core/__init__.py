@@ -14,6 +14,7 @@ import importlib as _importlib
 
 from . import _devices, _dtype, _methods, _plugins, _threads, _toplevel, autograd, ops, return_types
 from . import _registry_hooks  # noqa: F401  (plugs the op/module/optimizer registries into the plugin manager)
+from . import multiprocessing as _multiprocessing  # noqa: F401  (tensors cross multiprocessing queues shared, as after import torch)
 from ._device import device
 from ._dlpack import from_dlpack, to_dlpack
 from ._dtype import (bfloat16, bool, can_cast, double, dtype, finfo, float, float16, float32, float64,

@@ -29,6 +29,7 @@ LAYERS = (
     ("libraries: nn, optim, data, serialization, distributed, device APIs",
      ("ember.nn", "ember.nn.*", "ember.optim", "ember.optim.*", "ember.utils", "ember.utils.*",
       "ember.serialization", "ember.serialization.*", "ember.distributed", "ember.distributed.*", "ember.cuda",
+      "ember.multiprocessing", "ember.multiprocessing.*",
       "ember.backends", "ember.backends.*")),
     ("the package front, CLI, testing", ("ember", "ember.__main__", "ember.cli", "ember.testing", "ember.testing.*")),
 )
