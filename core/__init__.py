@@ -4,7 +4,8 @@ are plugins (``import ember as torch``).
 ``import ember`` loads no plugin: backends are found through the ``ember`` entry-point group
 the first time a device is needed (see :mod:`ember.hookspecs`). It does load every op (the
 families of :mod:`ember.ops`) and binds the Tensor methods; ``nn``, ``optim``, ``utils``,
-``distributed`` and the other libraries load on first use.
+``distributed`` and the other libraries load on first use, except ``multiprocessing``, whose
+import registers how tensors cross process boundaries (shared memory), as ``import torch`` does.
 
 The public names are the union of the ``__all__`` lists of the modules imported below
 (``tests/test_public_names.py`` checks it); docs/design.md describes the layers.
