@@ -138,7 +138,9 @@ class ProcessContext:
                                          error_index=error_index, error_pid=failed.pid, exit_code=code)
         with open(err, "rb") as fh:
             original_trace = pickle.load(fh)
-        os.unlink(err)
+        for f in self.error_files:  # the failed processes' files: nothing left in the temp folder
+            if os.path.exists(f):
+                os.unlink(f)
         msg = f"\n\n-- Process {error_index:d} terminated with the following error:\n" + original_trace
         raise ProcessRaisedException(msg, error_index, failed.pid)
 
