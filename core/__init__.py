@@ -4,7 +4,8 @@ are plugins (``import ember as torch``).
 ``import ember`` loads no plugin: backends are found through the ``ember`` entry-point group
 the first time a device is needed (see :mod:`ember.hookspecs`). It does load every op (the
 families of :mod:`ember.ops`) and binds the Tensor methods; ``nn``, ``optim``, ``utils``,
-``distributed`` and the other libraries load on first use.
+``distributed`` and the other libraries load on first use, except ``multiprocessing``, whose
+import registers how tensors cross process boundaries (shared memory), as ``import torch`` does.
 
 The public names are the union of the ``__all__`` lists of the modules imported below
 (``tests/test_public_names.py`` checks it); docs/design.md describes the layers.
@@ -14,6 +15,7 @@ import importlib as _importlib
 
 from . import _devices, _dtype, _methods, _plugins, _threads, _toplevel, amp, autograd, ops, return_types
 from . import _registry_hooks  # noqa: F401  (plugs the op/module/optimizer registries into the plugin manager)
+from . import multiprocessing as _multiprocessing  # noqa: F401  (tensors cross multiprocessing queues shared, as after import torch)
 from ._device import device
 from ._dlpack import from_dlpack, to_dlpack
 from ._dtype import (bfloat16, bool, can_cast, double, dtype, finfo, float, float16, float32, float64,

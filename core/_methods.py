@@ -205,6 +205,8 @@ def resize_(self, *sizes, memory_format=None):
     n = math.prod(shape)
     need = (self._offset + n) * self._dtype.itemsize
     if need > self._storage._nbytes:
+        if self._storage.is_shared():  # other processes map it: it cannot grow (PyTorch's error)
+            raise RuntimeError("Trying to resize storage that is not resizable")
         old = self.detach().reshape(-1) if self.is_contiguous() else None
         fresh = self._device._backend.empty((self._offset + n,), self._dtype, self._device)
         if old is not None and old.numel():

@@ -36,6 +36,16 @@ class UntypedStorage:
     def data_ptr(self) -> int:
         return self._device._backend.data_ptr(self)
 
+    def share_memory_(self) -> "UntypedStorage":
+        """Move this storage into shared memory, in place (every tensor and view over it stays
+        valid); nothing when it is shared already. Backends without shared memory raise
+        RuntimeError. numpy arrays taken from its tensors before the move keep the old memory."""
+        self._device._backend.share_memory_(self)
+        return self
+
+    def is_shared(self) -> bool:
+        return bool(self._device._backend.is_shared(self))
+
     def element_size(self) -> int:
         return 1
 

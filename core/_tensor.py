@@ -435,10 +435,14 @@ class Tensor:
         return bool(be.is_pinned(self)) if be is not None else False
 
     def share_memory_(self) -> "Tensor":
+        """Move the storage into shared memory (in place: views and the storage object stay the
+        same); nothing when it is shared already. Backends without shared memory raise
+        RuntimeError naming the device."""
+        self._storage.share_memory_()
         return self
 
     def is_shared(self) -> bool:
-        return False
+        return self._storage.is_shared()
 
     def is_inference(self) -> bool:
         return bool(self.__dict__.get("_inference", False))

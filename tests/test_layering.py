@@ -29,9 +29,9 @@ LAYERS = (
     ("libraries: nn, optim, data, serialization, distributed, device APIs",
      ("ember.nn", "ember.nn.*", "ember.optim", "ember.optim.*", "ember.utils", "ember.utils.*",
       "ember.serialization", "ember.serialization.*", "ember.distributed", "ember.distributed.*", "ember.cuda",
-      "ember.cuda.*", "ember.cpu", "ember.cpu.*", "ember.amp", "ember.amp.*",
-      "ember.backends", "ember.backends.*", "ember.sparse", "ember.accelerator", "ember.accelerator.*", "ember.jit",
-      "ember.hub", "ember.onnx")),
+      "ember.cuda.*", "ember.cpu", "ember.cpu.*", "ember.amp", "ember.amp.*", "ember.multiprocessing",
+      "ember.multiprocessing.*", "ember.backends", "ember.backends.*", "ember.sparse", "ember.accelerator",
+      "ember.accelerator.*", "ember.jit", "ember.hub", "ember.onnx")),
     ("the package front, CLI, testing", ("ember", "ember.__main__", "ember.cli", "ember.testing", "ember.testing.*")),
 )
 

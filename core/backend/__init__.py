@@ -38,11 +38,13 @@ from .._tensor import Tensor, _make
 from ..ops.primitives import GROUPS as PRIMITIVE_GROUPS
 from ..ops.primitives import PRIMITIVES
 from . import dtypes, shapes  # noqa: F401  (ember.backend.dtypes, ember.backend.shapes)
+from .shared_memory import SharedSegment
 from .shapes import broadcast_shapes, contiguous_strides
 
 __all__ = ["Backend", "BackendGenerator", "KernelTable", "make_tensor", "contiguous_strides", "broadcast_shapes",
            "UntypedStorage", "Tensor", "IndexOutOfRangeError", "PRIMITIVES", "PRIMITIVE_GROUPS", "ALL_DTYPES",
-           "dtype_from_numpy", "describe", "index_error", "DEFAULT_SEED", "backend_for", "mark_written"]
+           "dtype_from_numpy", "describe", "index_error", "DEFAULT_SEED", "backend_for", "mark_written",
+           "SharedSegment"]
 
 #: every ember dtype, in promotion order within each kind (``dtype.np`` is its numpy dtype on the
 #: host; bfloat16's comes from ``ml_dtypes``)
@@ -251,6 +253,27 @@ class Backend:
 
     def is_pinned(self, tensor) -> bool:
         return False
+
+    #: True when ``share_memory_``/``shared_segment``/``storage_from_segment`` are implemented
+    #: (storages in shared memory, ``ember.multiprocessing``)
+    supports_sharing: bool = False
+
+    def share_memory_(self, storage) -> None:
+        """Move ``storage``'s buffer into a :class:`SharedSegment` in place (rebinding
+        ``storage._data``, so that every view of it stays valid); nothing when it is shared."""
+        raise RuntimeError(f"share_memory_ is not supported on device {self.device_type} (backend '{self.name}' "
+                           "has no shared memory)")
+
+    def is_shared(self, storage) -> bool:
+        return False
+
+    def shared_segment(self, storage):
+        """The :class:`SharedSegment` holding a shared ``storage`` (``share_memory_`` first)."""
+        raise RuntimeError(f"storages of device {self.device_type} cannot be shared between processes")
+
+    def storage_from_segment(self, segment, nbytes: int, device):
+        """A new shared storage of ``nbytes`` bytes over ``segment`` (one another process made)."""
+        raise RuntimeError(f"storages of device {self.device_type} cannot be shared between processes")
 
     def set_num_threads(self, n: int) -> None:
         """Limit the threads one kernel may use (``ember.set_num_threads``); default: no pool."""

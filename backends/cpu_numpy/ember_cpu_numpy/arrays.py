@@ -25,11 +25,16 @@ def ember_dtype(npdt):
 
 
 def nd(t: Tensor) -> np.ndarray:
-    """The numpy view of a cpu tensor (cached on the tensor)."""
+    """The numpy view of a cpu tensor (cached on the tensor).
+
+    A storage moved into shared memory (``backend_state`` holds its segment) has a new ``_data``:
+    a view cached before the move is stale and is rebuilt (a view made here has ``_data`` as its
+    ``base``)."""
     a = t._native
-    if a is None:
+    s = t._storage
+    if a is None or (s.backend_state is not None and a.base is not s._data):
         isz = t._dtype.itemsize
-        a = np.ndarray(t._shape, t._dtype.np, t._storage._data, t._offset * isz, tuple(s * isz for s in t._stride))
+        a = np.ndarray(t._shape, t._dtype.np, s._data, t._offset * isz, tuple(s * isz for s in t._stride))
         t._native = a
     return a
 

@@ -14,7 +14,7 @@ import sys
 
 import numpy as np
 
-from ember.backend import Backend, BackendGenerator, UntypedStorage, contiguous_strides
+from ember.backend import Backend, BackendGenerator, SharedSegment, UntypedStorage, contiguous_strides
 from ember.backend import dtypes as D
 from ember.backend import make_tensor as _make
 
@@ -127,6 +127,35 @@ class NumpyBackend(Backend):
 
     def create_generator(self, device):
         return NumpyGenerator()
+
+    # -- shared memory (ember.multiprocessing): the buffer moves into a SharedSegment ----------------
+    supports_sharing = True
+
+    def share_memory_(self, storage) -> None:
+        """Copy the buffer into a new shared segment and rebind ``storage._data`` to it (the
+        storage object, and so every view, stays; ``nd`` rebuilds the stale numpy views)."""
+        if storage.backend_state is not None:
+            return
+        old = storage._data
+        seg = SharedSegment.create(max(storage._nbytes, old.nbytes))
+        new = np.frombuffer(seg.buffer, dtype=old.dtype, count=old.size)
+        if old.size:
+            np.copyto(new, old.reshape(-1))
+        storage._data = new
+        storage.backend_state = seg
+
+    def is_shared(self, storage) -> bool:
+        return storage.backend_state is not None
+
+    def shared_segment(self, storage):
+        if storage.backend_state is None:
+            self.share_memory_(storage)
+        return storage.backend_state
+
+    def storage_from_segment(self, segment, nbytes: int, device):
+        s = UntypedStorage(np.frombuffer(segment.buffer, dtype=np.uint8, count=nbytes), nbytes, device)
+        s.backend_state = segment
+        return s
 
     def synchronize(self, device=None) -> None:
         return None
