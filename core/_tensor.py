@@ -106,10 +106,10 @@ class Tensor:
     is_vulkan = property(lambda self: self._device._type == "vulkan", doc="True on a ``vulkan`` tensor.")
     is_xla = property(lambda self: self._device._type == "xla", doc="True on an ``xla`` tensor.")
 
-    # ember's tensors are dense and strided: never sparse, quantized, mkldnn-laid-out or nested
-    is_sparse = property(lambda self: False, doc="False: ember has the strided layout only.")
-    is_sparse_csr = property(lambda self: False, doc="False: ember has the strided layout only.")
-    is_mkldnn = property(lambda self: False, doc="False: ember has the strided layout only.")
+    # ember's tensors are strided or sparse COO (is_sparse, below): never CSR, quantized,
+    # mkldnn-laid-out or nested
+    is_sparse_csr = property(lambda self: False, doc="False: ember has no compressed sparse layouts.")
+    is_mkldnn = property(lambda self: False, doc="False: ember has no mkldnn layout.")
     is_quantized = property(lambda self: False, doc="False: ember has no quantized dtypes.")
     is_nested = property(lambda self: False, doc="False: ember has no nested tensors.")
 
