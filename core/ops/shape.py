@@ -392,12 +392,14 @@ def broadcast_shapes(*shapes):
 @composite("block_diag", out=False, method=False)
 def block_diag(*tensors):
     """A block-diagonal matrix of the given tensors."""
+    for i, t in enumerate(tensors):
+        if t.dim() > 2:
+            raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer dimensions. Input {i} has "
+                               f"{t.dim()} dimensions")
     ts = [t.reshape(1, -1) if t.dim() == 1 else t.reshape(1, 1) if t.dim() == 0 else t for t in tensors]
     R = sum(t._shape[0] for t in ts)
     C = sum(t._shape[1] for t in ts)
-    dt = ts[0]._dtype
-    for t in ts[1:]:
-        dt = D.promote_types(dt, t._dtype)
+    dt = D.result_type(*tensors)  # 0-d tensors count less, as in PyTorch
     out = CR.zeros((R, C), dtype=dt, device=ts[0]._device)
     r = c = 0
     for t in ts:
