@@ -216,6 +216,8 @@ def rot90(input, k: int = 1, dims=(0, 1)):
     """Rotate by 90 degrees ``k`` times in the plane of ``dims``."""
     if len(dims) != 2:
         raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+    if input.dim() < 2:
+        raise RuntimeError(f"expected total dims >= 2, but got total dims = {input.dim()}")
     d0, d1 = (_wrap_dim(d, input.dim(), "rot90") for d in dims)
     if d0 == d1:
         raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {d0} and dim1 = {d1}")
