@@ -87,9 +87,9 @@ concat = cat
 
 
 @composite("concatenate", method=False)
-def concatenate(tensors, axis: int = 0):
-    """numpy-style alias of :func:`cat` (``axis`` is ``dim``)."""
-    return cat(tensors, axis)
+def concatenate(tensors, dim: int = 0, *, axis=None):
+    """Alias of :func:`cat`; ``axis`` (numpy's name) may stand for ``dim``."""
+    return cat(tensors, dim if axis is None else axis)
 
 
 def tensor_list(tensors, op: str, nonempty: bool = False) -> list:

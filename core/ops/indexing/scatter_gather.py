@@ -301,9 +301,12 @@ def index_select(input, dim, index):
     if len(index._shape) > 1:
         raise IndexError(f"index_select(): Index is supposed to be a vector, got {index.dim()}-D")
     nd = x.dim()
-    if nd == 0:
+    if nd == 0:  # a scalar: one index, and a 0-d result
+        _wrap_dim(dim, nd, "index_select")
+        if index.numel() != 1:
+            raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got {index.numel()} value(s)")
         index = check_bounds(index, 1, "index_select", 0, False)
-        return None, index_select(x.reshape(1), 0, index.reshape(-1)).reshape(index._shape), None
+        return None, index_select(x.reshape(1), 0, index.reshape(-1)).reshape(()), None
     d = _wrap_dim(dim, nd, "index_select")
     index = check_bounds(index.reshape(-1), x._shape[d], "index_select", d, False)
     return x._device, (x, d, index), (x,)
