@@ -169,6 +169,8 @@ def _add_scaled(op, input, p, beta, alpha):
     if alpha != 1:
         p = p & alpha if p._dtype is D.bool else p * alpha
     if beta == 0:
+        if x._requires_grad:  # differentiable with a zero gradient, as in PyTorch (NaN does not spread)
+            p = x.where(CR.zeros(p._shape, dtype=D.bool, device=p._device), p)
         return p
     if beta != 1:
         x = x & beta if x._dtype is D.bool else x * beta

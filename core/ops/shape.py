@@ -60,10 +60,7 @@ def cat(tensors, dim: int = 0):
     for t in tensors[1:]:
         if t._dtype is not dt:
             dt = D.promote_types(dt, t._dtype)
-    keep = [t for t in tensors if not (t.dim() == 1 and t._shape[0] == 0)]
-    if not keep:
-        t = tensors[0]
-        return None, (t.clone() if t._dtype is dt else CP.cast(t, dt)), None
+    keep = [t for t in tensors if not (t.dim() == 1 and t._shape[0] == 0)] or list(tensors)  # all empty: (0,)
     ref = keep[0]
     if ref.dim() == 0:
         raise RuntimeError("zero-dimensional tensor (at position 0) cannot be concatenated")

@@ -452,8 +452,8 @@ def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1):
 
 def _unfold_bw(ctx, g):
     x, d, size, step = ctx.args
-    if not x.dim():  # a 0-d tensor's one window of one element
-        return (g.reshape(()),)
+    if not x.dim():  # a 0-d tensor: one window of size 1 (or 0) along a new dim
+        return (g.sum(),)
     z = CR.zeros(x.shape, dtype=g._dtype, device=g._device)
     n = g._shape[d]
     if n:

@@ -242,24 +242,26 @@ def _scatter_reduce_decomp(x, d, index, src, reduce, include_self):
     acc = acc.movedim(0, d)
     cnt = R.sum(onehot, dd).movedim(0, d)
     full = x.clone()
-    region = full
+    region = full  # written at the end; the formulas read x's same region (a saved view of full
+    old = x        # would be modified by that write)
     for i in range(x.dim()):
         if i != d and region._shape[i] != acc._shape[i]:
             region = region.narrow(i, 0, acc._shape[i])
+            old = old.narrow(i, 0, acc._shape[i])
     hit = cnt > 0
     if reduce == "sum":
-        newv = acc + region if include_self else acc
+        newv = acc + old if include_self else acc
     elif reduce == "prod":
-        newv = acc * region if include_self else acc
+        newv = acc * old if include_self else acc
     elif reduce == "mean":
-        tot = acc + region if include_self else acc
+        tot = acc + old if include_self else acc
         c = cnt + (1 if include_self else 0)
         newv = tot / c if x._dtype.category == D._FLOAT else tot // c
     elif reduce == "amax":
-        newv = A.maximum(acc, region) if include_self else acc
+        newv = A.maximum(acc, old) if include_self else acc
     else:
-        newv = A.minimum(acc, region) if include_self else acc
-    region.copy_(PW.where(hit, newv.to(x._dtype), region))
+        newv = A.minimum(acc, old) if include_self else acc
+    region.copy_(PW.where(hit, newv.to(x._dtype), old))
     return full
 
 
