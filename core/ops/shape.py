@@ -74,6 +74,11 @@ def cat(tensors, dim: int = 0):
                 raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. "
                                    f"Expected size {ref._shape[j]} but got size {t._shape[j]} for tensor number "
                                    f"{next(k for k, u in enumerate(tensors) if u is t)} in the list.")
+    if any(t._requires_grad and t.dim() == 1 and not t._shape[0] for t in tensors):
+        # a skipped empty tensor that requires grad joins as an empty piece, so that the result has its history
+        empty = ref._shape[:d] + (0,) + ref._shape[d + 1:]
+        keep = [t if not (t.dim() == 1 and not t._shape[0]) else t.reshape(empty)
+                for t in tensors if t._requires_grad or not (t.dim() == 1 and not t._shape[0])]
     keep = [t if t._dtype is dt else CP.cast(t, dt) for t in keep]
     if len(keep) == 1:
         return None, keep[0].clone(), None
