@@ -293,9 +293,29 @@ def scatter_to_geometry(g, geometry, bshape, bstride, boffset):
     vshape, vstride, voffset = geometry
     result = g.new_empty_strided(bshape, bstride)
     result.zero_()
+    if _self_overlapping(vshape, vstride):
+        # several elements of the view share a location: their gradients add up there
+        idx = [voffset - boffset]
+        for size, stride in zip(vshape, vstride):
+            idx = [i + k * stride for i in idx for k in range(size)]
+        span = 1 + sum((s - 1) * st for s, st in zip(bshape, bstride)) if math.prod(bshape) else 0
+        flat = result.as_strided((span,), (1,), 0)
+        flat.index_add_(0, g.new_tensor(idx).long(), g.reshape(-1))
+        return result
     region = result.as_strided(vshape, vstride, voffset - boffset)
     region.add_(g)
     return result
+
+
+def _self_overlapping(shape, stride) -> bool:
+    """Whether two elements of the geometry may share a location (False is certain)."""
+    dims = sorted((st, s) for s, st in zip(shape, stride) if s > 1)
+    reach = 0
+    for st, s in dims:
+        if st <= reach:
+            return True
+        reach += (s - 1) * st
+    return False
 
 
 def grad_fn_of(t):

@@ -84,6 +84,7 @@ def _full_like_decomp(value, shape, dtype, dev):
 def fill_(self: Tensor, value) -> Tensor:
     """Fill ``self`` with ``value`` (a number or a one-element tensor)."""
     if isinstance(value, Tensor):
+        W.check_overlap(self, "fill_")  # a tensor value is copied, and PyTorch's copy refuses overlap
         if value.dim() != 0:
             raise RuntimeError("fill_ only supports 0-dimension value tensor but got tensor with "
                                f"{value.dim()} dimensions.")
@@ -96,8 +97,7 @@ def fill_(self: Tensor, value) -> Tensor:
     dev = self._device
     if _grad.enabled and (self._requires_grad or (self._base is not None and self._base._requires_grad)):
         return W.write_direct(_FULL, self, dev, (value, self._shape, self._dtype, dev), (), None)
-    W.check_overlap(self, "fill_")
-    dev._kernels["fill_"](self, value)
+    dev._kernels["fill_"](self, value)  # one value: overlapping (expanded) elements are fine
     self._version[0] += 1
     return self
 

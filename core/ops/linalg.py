@@ -142,43 +142,91 @@ def outer(input, vec2):
 ger = outer
 
 
-def _scaled(x, s):
-    return x if s == 1 else x * s
+def _coef(v, dtype, op):
+    """``alpha``/``beta`` converted to ``dtype``, as PyTorch converts them to the tensors' scalar
+    type: a float is truncated for an integer dtype if the dtype holds it, else RuntimeError."""
+    if dtype.is_floating_point:
+        return v
+    if dtype is D.bool:
+        return bool(v)
+    if isinstance(v, float):
+        return U.float_to_int(v, dtype, op)
+    return U.int_in_range(int(v), dtype, op)
+
+
+def _same_dtypes(op, input, a, b):
+    if not (input._dtype is a._dtype is b._dtype):
+        raise RuntimeError(f"{op}: input tensors must have the same dtype, but got {input._dtype.name}, "
+                           f"{a._dtype.name} and {b._dtype.name} (shapes {list(input._shape)}, {list(a._shape)} and "
+                           f"{list(b._shape)})")
+
+
+def _add_scaled(op, input, p, beta, alpha):
+    """``beta * input + alpha * p`` in ``p``'s dtype; with ``beta == 0`` the values of ``input``
+    are ignored (NaN does not spread) but its shape must still expand to ``p``'s."""
+    beta, alpha = _coef(beta, p._dtype, op), _coef(alpha, p._dtype, op)
+    x = input.expand(p._shape)
+    if alpha != 1:
+        p = p & alpha if p._dtype is D.bool else p * alpha
+    if beta == 0:
+        if x._requires_grad:  # differentiable with a zero gradient, as in PyTorch (NaN does not spread)
+            p = x.where(CR.zeros(p._shape, dtype=D.bool, device=p._device), p)
+        return p
+    if beta != 1:
+        x = x & beta if x._dtype is D.bool else x * beta
+    return p | x if p._dtype is D.bool else p + x
 
 
 @composite("addmm", inplace=True)
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
-    """``beta * input + alpha * (mat1 @ mat2)``."""
-    p = _scaled(mm(mat1, mat2), alpha)
-    return p if beta == 0 else p + _scaled(input, beta)
+    """``beta * input + alpha * (mat1 @ mat2)``, all three of one dtype."""
+    _same_dtypes("addmm", input, mat1, mat2)
+    return _add_scaled("addmm", input, mm(mat1, mat2), beta, alpha)
 
 
 @composite("addmv", inplace=True)
 def addmv(input, mat, vec, *, beta=1, alpha=1):
-    """``beta * input + alpha * (mat @ vec)``."""
-    p = _scaled(mv(mat, vec), alpha)
-    return p if beta == 0 else p + _scaled(input, beta)
+    """``beta * input + alpha * (mat @ vec)``, all three of one dtype; ``input`` is 0-D or 1-D."""
+    if input.dim() > 1 or mat.dim() != 2 or vec.dim() != 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got {input.dim()}, {mat.dim()}, {vec.dim()}")
+    if mat._shape[1] != vec._shape[0] or input.numel() not in (1, mat._shape[0]):
+        raise RuntimeError(f"addmv: size mismatch, got input {list(input._shape)}, mat ({mat._shape[0]}x"
+                           f"{mat._shape[1]}), vec ({vec._shape[0]})")
+    _same_dtypes("addmv", input, mat, vec)
+    return _add_scaled("addmv", input, mv(mat, vec), beta, alpha)
 
 
 @composite("addr", inplace=True)
 def addr(input, vec1, vec2, *, beta=1, alpha=1):
-    """``beta * input + alpha * outer(vec1, vec2)``."""
-    p = _scaled(outer(vec1, vec2), alpha)
-    return p if beta == 0 else p + _scaled(input, beta)
+    """``beta * input + alpha * outer(vec1, vec2)``, computed in the promoted dtype of the three
+    (an integer or bool result refuses a float ``alpha``/``beta``)."""
+    for name, v in (("vec1", vec1), ("vec2", vec2)):
+        if v.dim() != 1:
+            raise RuntimeError(f"addr: Expected 1-D argument {name}, but got {v.dim()}-D")
+    dt = D.result_type(input, vec1, vec2)
+    if not dt.is_floating_point:
+        for name, v in (("beta", beta), ("alpha", alpha)):
+            if isinstance(v, float):
+                raise RuntimeError(f"addr: For integral input tensors, argument {name} must not be a floating point "
+                                   f"number (got {v}, dtypes {input._dtype.name}, {vec1._dtype.name}, "
+                                   f"{vec2._dtype.name})")
+    p = vec1.to(dt).unsqueeze(1)
+    p = p & vec2.to(dt).unsqueeze(0) if dt is D.bool else p * vec2.to(dt).unsqueeze(0)
+    return _add_scaled("addr", input.to(dt), p, beta, alpha)
 
 
 @composite("baddbmm", inplace=True)
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
-    """``beta * input + alpha * (batch1 @ batch2)``."""
-    p = _scaled(bmm(batch1, batch2), alpha)
-    return p if beta == 0 else p + _scaled(input, beta)
+    """``beta * input + alpha * (batch1 @ batch2)``, all three of one dtype."""
+    _same_dtypes("baddbmm", input, batch1, batch2)
+    return _add_scaled("baddbmm", input, bmm(batch1, batch2), beta, alpha)
 
 
 @composite("addbmm", inplace=True)
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
-    """``beta * input + alpha * sum_b(batch1[b] @ batch2[b])``."""
-    p = _scaled(bmm(batch1, batch2).sum(0), alpha)
-    return p if beta == 0 else p + _scaled(input, beta)
+    """``beta * input + alpha * sum_b(batch1[b] @ batch2[b])``, all three of one dtype."""
+    _same_dtypes("addbmm", input, batch1, batch2)
+    return _add_scaled("addbmm", input, bmm(batch1, batch2).sum(0, dtype=batch1._dtype), beta, alpha)
 
 
 addmm_, addmv_, addr_, baddbmm_, addbmm_ = addmm.inplace, addmv.inplace, addr.inplace, baddbmm.inplace, addbmm.inplace
@@ -195,7 +243,11 @@ def matrix_power(input, n: int):
         raise NotImplementedError("matrix_power: negative powers need a matrix inverse, which ember does not have yet")
     if n == 0:
         eye = CR.eye(input._shape[-1], dtype=input._dtype, device=input._device)
-        return eye.expand(input._shape).clone()
+        # selected over the input, so that it is differentiable (a zero gradient), as in PyTorch
+        keep = CR.ones(input._shape, dtype=D.bool, device=input._device)
+        return eye.expand(input._shape).where(keep, input)
+    if n == 3:
+        return matmul(matmul(input, input), input)  # PyTorch's order (it matters for inf and rounding)
     result, base = None, input
     while n:  # square-and-multiply
         if n & 1:
@@ -409,6 +461,11 @@ def _einsum_pair(a, sa, b, sb, rest):
     A = a.permute([sa.index(c) for c in batch + fa + contract])
     B = b.permute([sb.index(c) for c in batch + contract + fb])
     nbatch = len(batch)
+    if not contract:
+        # nothing summed: a broadcast product (with type promotion, as PyTorch's einsum)
+        A = A.reshape(list(A._shape) + [1] * len(fb))
+        B = B.reshape(list(B._shape[:nbatch]) + [1] * len(fa) + list(B._shape[nbatch:]))
+        return A * B, "".join(batch + fa + fb)
     bs = [max(A._shape[i], B._shape[i]) for i in range(nbatch)]
     fas = list(A._shape[nbatch:nbatch + len(fa)])
     fbs = list(B._shape[nbatch + len(contract):])

@@ -60,10 +60,7 @@ def cat(tensors, dim: int = 0):
     for t in tensors[1:]:
         if t._dtype is not dt:
             dt = D.promote_types(dt, t._dtype)
-    keep = [t for t in tensors if not (t.dim() == 1 and t._shape[0] == 0)]
-    if not keep:
-        t = tensors[0]
-        return None, (t.clone() if t._dtype is dt else CP.cast(t, dt)), None
+    keep = [t for t in tensors if not (t.dim() == 1 and t._shape[0] == 0)] or list(tensors)  # all empty: (0,)
     ref = keep[0]
     if ref.dim() == 0:
         raise RuntimeError("zero-dimensional tensor (at position 0) cannot be concatenated")
@@ -77,6 +74,11 @@ def cat(tensors, dim: int = 0):
                 raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. "
                                    f"Expected size {ref._shape[j]} but got size {t._shape[j]} for tensor number "
                                    f"{next(k for k, u in enumerate(tensors) if u is t)} in the list.")
+    if any(t._requires_grad and t.dim() == 1 and not t._shape[0] for t in tensors):
+        # a skipped empty tensor that requires grad joins as an empty piece, so that the result has its history
+        empty = ref._shape[:d] + (0,) + ref._shape[d + 1:]
+        keep = [t if not (t.dim() == 1 and not t._shape[0]) else t.reshape(empty)
+                for t in tensors if t._requires_grad or not (t.dim() == 1 and not t._shape[0])]
     keep = [t if t._dtype is dt else CP.cast(t, dt) for t in keep]
     if len(keep) == 1:
         return None, keep[0].clone(), None
@@ -87,9 +89,9 @@ concat = cat
 
 
 @composite("concatenate", method=False)
-def concatenate(tensors, axis: int = 0):
-    """numpy-style alias of :func:`cat` (``axis`` is ``dim``)."""
-    return cat(tensors, axis)
+def concatenate(tensors, dim: int = 0, *, axis=None):
+    """Alias of :func:`cat`; ``axis`` (numpy's name) may stand for ``dim``."""
+    return cat(tensors, dim if axis is None else axis)
 
 
 def tensor_list(tensors, op: str, nonempty: bool = False) -> list:
@@ -216,6 +218,8 @@ def rot90(input, k: int = 1, dims=(0, 1)):
     """Rotate by 90 degrees ``k`` times in the plane of ``dims``."""
     if len(dims) != 2:
         raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+    if input.dim() < 2:
+        raise RuntimeError(f"expected total dims >= 2, but got total dims = {input.dim()}")
     d0, d1 = (_wrap_dim(d, input.dim(), "rot90") for d in dims)
     if d0 == d1:
         raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {d0} and dim1 = {d1}")
@@ -392,12 +396,14 @@ def broadcast_shapes(*shapes):
 @composite("block_diag", out=False, method=False)
 def block_diag(*tensors):
     """A block-diagonal matrix of the given tensors."""
+    for i, t in enumerate(tensors):
+        if t.dim() > 2:
+            raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer dimensions. Input {i} has "
+                               f"{t.dim()} dimensions")
     ts = [t.reshape(1, -1) if t.dim() == 1 else t.reshape(1, 1) if t.dim() == 0 else t for t in tensors]
     R = sum(t._shape[0] for t in ts)
     C = sum(t._shape[1] for t in ts)
-    dt = ts[0]._dtype
-    for t in ts[1:]:
-        dt = D.promote_types(dt, t._dtype)
+    dt = D.result_type(*tensors)  # 0-d tensors count less, as in PyTorch
     out = CR.zeros((R, C), dtype=dt, device=ts[0]._device)
     r = c = 0
     for t in ts:

@@ -6,6 +6,7 @@ input's storage and version counter and remembers its base (``_base``).
 from __future__ import annotations
 
 import math
+import warnings
 
 from .. import _dtype as D
 from .. import _state
@@ -92,6 +93,9 @@ def view(self: Tensor, *shape):
     ``view(dtype)`` reinterprets the bytes as another dtype."""
     if len(shape) == 1 and (isinstance(shape[0], D.dtype) or isinstance(shape[0], str)):
         return _view_dtype(self, D.to_dtype(shape[0]))
+    if not shape:
+        raise TypeError("view() received an invalid combination of arguments - got (), but expected one of: "
+                        "(torch.dtype dtype), (tuple of ints size)")
     shape = infer_size(U.size_arg(shape, "view"), self.numel(), "view")
     if shape == self._shape:
         st = self._stride
@@ -289,6 +293,11 @@ t_ = t.inplace
 @composite("adjoint", out=False)
 def adjoint(input):
     """The last two dims swapped (a view; ember has no complex dtypes to conjugate)."""
+    if input.dim() == 0:
+        warnings.warn("adjoint() is deprecated on 0-D tensors. Consider using x.conj().", UserWarning, stacklevel=3)
+        return alias(input)
+    if input.dim() == 1:
+        raise RuntimeError("tensor.adjoint() is only supported on matrices or batches of matrices. Got 1-D tensor.")
     return transpose(input, -2, -1)
 
 
@@ -443,6 +452,8 @@ def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1):
 
 def _unfold_bw(ctx, g):
     x, d, size, step = ctx.args
+    if not x.dim():  # a 0-d tensor: one window of size 1 (or 0) along a new dim
+        return (g.sum(),)
     z = CR.zeros(x.shape, dtype=g._dtype, device=g._device)
     n = g._shape[d]
     if n:
@@ -526,6 +537,8 @@ def ravel(input):
 @composite("split", out=False)
 def split(tensor: Tensor, split_size_or_sections, dim: int = 0):
     """Views of chunks of ``split_size`` (the last may be smaller) or of the given sizes."""
+    if tensor.dim() == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
     d = _wrap_dim(dim, tensor.dim(), "split")
     size = tensor._shape[d]
     if isinstance(split_size_or_sections, int):
@@ -565,6 +578,8 @@ def chunk(input: Tensor, chunks: int, dim: int = 0):
 @composite("tensor_split", out=False)
 def tensor_split(input: Tensor, indices_or_sections, dim: int = 0):
     """numpy's array_split: n sections (the first ``size % n`` one larger) or split points."""
+    if input.dim() == 0:
+        raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims")
     d = _wrap_dim(dim, input.dim(), "tensor_split")
     size = input._shape[d]
     if isinstance(indices_or_sections, Tensor):
@@ -604,22 +619,36 @@ def unbind(input: Tensor, dim: int = 0):
     return tuple(select(input, d, i) for i in range(input._shape[d]))
 
 
+def _split_at(op, input, sections, min_dims, d):
+    """hsplit/vsplit/dsplit: :func:`tensor_split` along ``d``; ``sections`` (an int) must divide
+    the dim's size evenly."""
+    if input.dim() < min_dims:
+        raise RuntimeError(f"torch.{op} requires a tensor with at least {min_dims} dimension, but got a tensor with "
+                           f"{input.dim()} dimensions!")
+    if isinstance(sections, int) and sections >= 0:
+        size = input._shape[d]
+        if sections == 0 or size % sections:
+            raise RuntimeError(f"torch.{op} attempted to split along dimension {d}, but the size of the dimension "
+                               f"{size} is not divisible by the split_size {sections}!")
+    return tensor_split(input, sections, d)
+
+
 @composite("hsplit", out=False)
 def hsplit(input, sections):
     """:func:`tensor_split` along dim 1 (dim 0 for 1-D tensors)."""
-    return tensor_split(input, sections, 1 if input.dim() > 1 else 0)
+    return _split_at("hsplit", input, sections, 1, 1 if input.dim() > 1 else 0)
 
 
 @composite("vsplit", out=False)
 def vsplit(input, sections):
     """:func:`tensor_split` along dim 0."""
-    return tensor_split(input, sections, 0)
+    return _split_at("vsplit", input, sections, 2, 0)
 
 
 @composite("dsplit", out=False)
 def dsplit(input, sections):
     """:func:`tensor_split` along dim 2."""
-    return tensor_split(input, sections, 2)
+    return _split_at("dsplit", input, sections, 3, 2)
 
 
 @composite("atleast_1d", out=False, method=False)

@@ -141,8 +141,16 @@ def check_inplace(t, opname: str) -> None:
         raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
 
 
+# ops that write one value everywhere: elements sharing a memory location get the same value,
+# so PyTorch lets them write into overlapping (expanded) tensors (``expanded.fill_(1)``, ``zero_()``)
+_SAME_VALUE_WRITES = ("_full",)
+
+
 def check_overlap(t, opname: str) -> None:
-    """Refuse writes into tensors where several elements share one memory location."""
+    """Refuse writes into tensors where several elements share one memory location (an empty
+    tensor is written nowhere)."""
+    if opname in _SAME_VALUE_WRITES or 0 in t._shape:
+        return
     for s, st in zip(t._shape, t._stride):
         if st == 0 and s > 1:
             raise RuntimeError(

@@ -242,24 +242,26 @@ def _scatter_reduce_decomp(x, d, index, src, reduce, include_self):
     acc = acc.movedim(0, d)
     cnt = R.sum(onehot, dd).movedim(0, d)
     full = x.clone()
-    region = full
+    region = full  # written at the end; the formulas read x's same region (a saved view of full
+    old = x        # would be modified by that write)
     for i in range(x.dim()):
         if i != d and region._shape[i] != acc._shape[i]:
             region = region.narrow(i, 0, acc._shape[i])
+            old = old.narrow(i, 0, acc._shape[i])
     hit = cnt > 0
     if reduce == "sum":
-        newv = acc + region if include_self else acc
+        newv = acc + old if include_self else acc
     elif reduce == "prod":
-        newv = acc * region if include_self else acc
+        newv = acc * old if include_self else acc
     elif reduce == "mean":
-        tot = acc + region if include_self else acc
+        tot = acc + old if include_self else acc
         c = cnt + (1 if include_self else 0)
         newv = tot / c if x._dtype.category == D._FLOAT else tot // c
     elif reduce == "amax":
-        newv = A.maximum(acc, region) if include_self else acc
+        newv = A.maximum(acc, old) if include_self else acc
     else:
-        newv = A.minimum(acc, region) if include_self else acc
-    region.copy_(PW.where(hit, newv.to(x._dtype), region))
+        newv = A.minimum(acc, old) if include_self else acc
+    region.copy_(PW.where(hit, newv.to(x._dtype), old))
     return full
 
 
@@ -301,9 +303,12 @@ def index_select(input, dim, index):
     if len(index._shape) > 1:
         raise IndexError(f"index_select(): Index is supposed to be a vector, got {index.dim()}-D")
     nd = x.dim()
-    if nd == 0:
+    if nd == 0:  # a scalar: one index, and a 0-d result
+        _wrap_dim(dim, nd, "index_select")
+        if index.numel() != 1:
+            raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got {index.numel()} value(s)")
         index = check_bounds(index, 1, "index_select", 0, False)
-        return None, index_select(x.reshape(1), 0, index.reshape(-1)).reshape(index._shape), None
+        return None, index_select(x.reshape(1), 0, index.reshape(-1)).reshape(()), None
     d = _wrap_dim(dim, nd, "index_select")
     index = check_bounds(index.reshape(-1), x._shape[d], "index_select", d, False)
     return x._device, (x, d, index), (x,)

@@ -204,6 +204,8 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
         seq = SG.gather(seq, -1, sorter)
     scalar = not isinstance(input, Tensor)
     vals = CR.tensor(input, dtype=seq._dtype, device=seq._device) if scalar else input
+    if vals._dtype is not seq._dtype:  # compared in the dtype PyTorch promotes them to (a 0-d input counts less)
+        seq = seq.to(D.result_type(seq, vals))
     if seq.dim() > 1:
         if vals.dim() != seq.dim() or vals._shape[:-1] != seq._shape[:-1]:
             raise RuntimeError("searchsorted(): boundaries tensor should be 1 dimension or the first N-1 dimensions "

@@ -146,7 +146,7 @@ def _prod_bw(ctx, g):
     x, dims, keepdim = ctx.args
     # gradient of a product: the product of all other elements, via exclusive cumulative products
     gx = unreduce(g, x._shape, dims, keepdim)
-    if not dims:
+    if not dims or not x.numel():  # nothing multiplied, or no element to differentiate
         return (gx,)
     keep = [i for i in range(x.dim()) if i not in dims]
     perm = keep + list(dims)  # reduced dims last, then flattened
