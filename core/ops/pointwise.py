@@ -18,6 +18,7 @@ from . import indexing as IX
 from . import unary as UN
 from ._binary import ARITH, FLOATOP, binary, is_operand_tensor, operands, promote
 from .declare import composite, defop
+from .registry import dispatch, register_op
 
 __all__ = ["where", "clamp", "clamp_", "clip", "clip_", "clamp_min", "clamp_min_", "clamp_max", "clamp_max_", "lerp",
            "lerp_", "atan2", "atan2_", "arctan2", "arctan2_", "hypot", "hypot_", "copysign", "copysign_", "xlogy",
@@ -100,6 +101,28 @@ def _clamp_decomp(x, lo, hi):
     return r
 
 
+def _clamp_tensor_bw(ctx, g):
+    """PyTorch's gradients of a clamp with tensor bounds: ``input`` where it is within the bounds
+    (ties included), ``min`` where input < min (and min < max), ``max`` where input > max (or max
+    < min, where the result is max)."""
+    x, lo, hi = ctx.args
+    zero = 0.0
+    if lo is not None and hi is not None:
+        gx = where(CMP.logical_and(CMP.ge(x, lo), CMP.le(x, hi)), g, zero)
+        glo = where(CMP.logical_and(CMP.lt(x, lo), CMP.lt(lo, hi)), g, zero)
+        ghi = where(CMP.logical_or(CMP.gt(x, hi), CMP.lt(hi, lo)), g, zero)
+    elif lo is not None:
+        gx, glo, ghi = where(CMP.ge(x, lo), g, zero), where(CMP.lt(x, lo), g, zero), None
+    else:
+        gx, glo, ghi = where(CMP.le(x, hi), g, zero), None, where(CMP.gt(x, hi), g, zero)
+    grads = [gr for t, gr in ((x, gx), (lo, glo), (hi, ghi)) if isinstance(t, Tensor)]
+    return tuple(gr if need else None for gr, need in zip(grads, ctx.needs_input_grad))
+
+
+# clamp with a tensor bound: the value of maximum/minimum, PyTorch's gradients at the ties
+_CLAMP_TENSOR = register_op("_clamp_tensor", decomposition=_clamp_decomp, backward=_clamp_tensor_bw, group="unary")
+
+
 def _clamp_bounds(min, max, ct):
     """Scalar bounds as values of ``ct``. For integer dtypes a bound beyond the dtype's range
     cuts nothing (PyTorch wraps it around instead: clamp(uint8 x, min=-1) would give 255)."""
@@ -107,7 +130,8 @@ def _clamp_bounds(min, max, ct):
         info = D.iinfo(ct)
         if min is not None and min > info.max or max is not None and max < info.min:
             raise RuntimeError(f"clamp: bound {min if min is not None and min > info.max else max} is outside the "
-                               f"range of {ct.name} [{info.min}, {info.max}]: every value would be clamped to it")
+                               f"range of {ct.name} [{info.min}, {info.max}]: it cannot be converted to type {ct.name} "
+                               "without overflow, and every value would be clamped to it")
         if min is not None and min <= info.min:
             min = None
         if max is not None and max >= info.max:
@@ -123,8 +147,9 @@ def clamp(input, min=None, max=None):
     x = U.tensor_arg(input, "clamp")
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
-    if isinstance(min, Tensor) or isinstance(max, Tensor):  # broadcast bounds: maximum/minimum promote and record
-        return None, _clamp_decomp(x, min, max), None
+    if isinstance(min, Tensor) or isinstance(max, Tensor):  # broadcast bounds: maximum/minimum promote
+        inputs = tuple(t for t in (x, min, max) if isinstance(t, Tensor))
+        return None, dispatch(_CLAMP_TENSOR, U.common_device("clamp", *inputs), (x, min, max), inputs), None
     ct = D.result_type(x, *(v for v in (min, max) if v is not None))
     if ct is D.bool:
         raise U.dtype_not_implemented("clamp_scalar_cpu" if min is not None and max is not None else
@@ -141,16 +166,22 @@ clamp_ = clamp.inplace
 clip, clip_ = clamp, clamp_
 
 
-@composite("clamp_min", inplace=lambda self, min: clamp_(self, min=min))
+def _bound(op, name, v):
+    if v is None:  # clamp() takes None for a missing bound; clamp_min/clamp_max need theirs
+        raise TypeError(f"{op}(): argument '{name}' must be Tensor or Number, not {type(v).__name__}")
+    return v
+
+
+@composite("clamp_min", inplace=lambda self, min: clamp_(self, min=_bound("clamp_min_", "min", min)))
 def clamp_min(input, min):
     """:func:`clamp` with only a lower bound."""
-    return clamp(input, min=min)
+    return clamp(input, min=_bound("clamp_min", "min", min))
 
 
-@composite("clamp_max", inplace=lambda self, max: clamp_(self, max=max))
+@composite("clamp_max", inplace=lambda self, max: clamp_(self, max=_bound("clamp_max_", "max", max)))
 def clamp_max(input, max):
     """:func:`clamp` with only an upper bound."""
-    return clamp(input, max=max)
+    return clamp(input, max=_bound("clamp_max", "max", max))
 
 
 clamp_min_, clamp_max_ = clamp_min.inplace, clamp_max.inplace
