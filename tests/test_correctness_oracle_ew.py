@@ -100,3 +100,64 @@ def test_clamp_with_both_tensor_bounds():
 def test_clamp_min_max_need_their_bound(f):
     with pytest.raises(TypeError, match="must be Tensor or Number, not NoneType"):
         f(ember.tensor([1.0]), None)
+
+
+# -- reductions over empty dims, bool inputs ------------------------------------------------------
+
+@pytest.mark.parametrize("f", [ember.argmax, ember.argmin])
+def test_argmax_argmin_refuse_bool(f):
+    for x in (ember.tensor(False), ember.tensor([], dtype=ember.bool), ember.tensor([True, False])):
+        with pytest.raises(RuntimeError, match="does not support bool input"):
+            f(x)
+    assert ember.max(ember.tensor([False, True]), 0).indices.item() == 1   # max/min along a dim still take bool
+
+
+@pytest.mark.parametrize("f", [
+    lambda x: ember.aminmax(x, dim=0), lambda x: ember.kthvalue(x, 1, dim=0), lambda x: ember.kthvalue(x, 0, dim=0),
+    lambda x: ember.nanmedian(x, dim=0), lambda x: ember.median(x, dim=0),
+    lambda x: ember.amax(x.reshape(0, 1, 1), dim=(0, 1, -2)),   # the empty dim is reported before the repeated one
+])
+def test_reducing_an_empty_dim_is_an_index_error(f):
+    with pytest.raises(IndexError, match="non-zero size"):
+        f(ember.tensor([], dtype=ember.uint8))
+
+
+def test_reductions_of_empty_tensors_that_pytorch_allows():
+    assert ember.aminmax(ember.zeros(3, 0), dim=0).min.shape == (0,)
+    assert ember.kthvalue(ember.zeros(2, 0), 1, dim=0).values.shape == (0,)
+    assert ember.nanmedian(ember.zeros(0, 3), dim=1).values.shape == (0,)
+    with pytest.raises(RuntimeError, match="no identity"):
+        ember.aminmax(ember.tensor([]))
+    with pytest.raises(RuntimeError, match="appears multiple times"):
+        ember.amax(ember.zeros(0, 2), dim=(1, -1))
+
+
+@pytest.mark.parametrize("f", [ember.median, ember.nanmedian])
+def test_median_of_an_empty_tensor_is_a_differentiable_nan(f):
+    x = _leaf([])
+    out = f(x)
+    assert math.isnan(out.item()) and out.requires_grad
+    out.backward()
+    assert x.grad.shape == (0,)
+
+
+@pytest.mark.parametrize("f", [ember.unique, ember.unique_consecutive])
+def test_unique_of_a_tensor_that_requires_grad(f):
+    x = _leaf([1.0, 1.0, 2.0])
+    out = f(x)
+    assert out.requires_grad and out.tolist() == [1.0, 2.0]
+    with pytest.raises(NotImplementedError, match="derivative"):
+        out.sum().backward()
+    vals, counts = f(x, return_counts=True)
+    assert vals.requires_grad and not counts.requires_grad and counts.tolist() == [2, 1]
+
+
+@pytest.mark.parametrize("f", [ember.unique, ember.unique_consecutive])
+@pytest.mark.parametrize("shape, dim, msg", [
+    ((0, 0), 0, "more than one"), ((0, 2), 1, "aren't selected"), ((2, 0), 0, "aren't selected"),
+    ((0, 0, 1), 2, "aren't selected"),
+])
+def test_unique_along_a_dim_with_zero_sized_dims(f, shape, dim, msg):
+    with pytest.raises(RuntimeError, match=msg):
+        f(ember.zeros(shape), dim=dim)
+    assert f(ember.zeros(0, 2), dim=0).shape == (0, 2)

@@ -202,6 +202,8 @@ def _no_dim(dim) -> bool:
 
 def _extreme_plan(input, dim, keepdim, name):
     x = U.tensor_arg(input, name)
+    if isinstance(dim, (tuple, list)) and x.dim():  # an empty dim is reported before a repeated one (PyTorch)
+        _check_nonempty(x, [_wrap_dim(d, x.dim(), name) for d in dim], name)
     dims = U.dims_arg(None if _no_dim(dim) else dim, len(x._shape), name)
     _check_nonempty(x, dims, name, not _no_dim(dim))
     return x._device, (x, dims, bool(keepdim)), (x,)
@@ -225,9 +227,12 @@ def aminmax(input, *, dim=None, keepdim=False):
     x = U.tensor_arg(input, "aminmax")
     if isinstance(dim, (tuple, list)):
         raise TypeError(f"aminmax(): argument 'dim' must be int, not {type(dim).__name__}")
-    if x.numel() == 0 and (dim is None or x._shape[_wrap_dim(dim, x.dim(), "aminmax")] == 0):
+    if x.numel() == 0 and dim is None:
         raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the operation has "
                            "no identity.")
+    if dim is not None and x.dim() and x._shape[_wrap_dim(dim, x.dim(), "aminmax")] == 0:
+        raise IndexError(f"aminmax: Expected reduction dim {_wrap_dim(dim, x.dim(), 'aminmax')} to have non-zero "
+                         f"size (input {U.desc(x)}).")
     d = () if dim is None else dim
     return RT.aminmax(amin(x, d, keepdim), amax(x, d, keepdim))
 
@@ -236,7 +241,7 @@ def _index_plan(op, input, dim, keepdim, name):
     """argmax/argmin: int64 indices, never differentiable (the kernel gets (x, dim or None, keepdim))."""
     x = U.tensor_arg(input, name)
     if x._dtype is D.bool:
-        x = CP.cast(x, D.uint8)
+        raise RuntimeError(f"{name}(): does not support bool input")
     if dim is None:
         if x.numel() == 0:
             raise IndexError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")
@@ -262,15 +267,20 @@ def argmin(input, dim=None, keepdim: bool = False):
     return _index_plan(argmin.op, input, dim, keepdim, "argmin")
 
 
+def _not_bool(x):
+    """argmax/argmin refuse bool (as PyTorch's); max/min along a dim of a bool tensor take them of uint8."""
+    return CP.cast(x, D.uint8) if x._dtype is D.bool else x
+
+
 def _max_dim_decomp(x, d, keepdim):
     v = amax(x, d, keepdim=True)
-    i = argmax(x, d, keepdim=True)
+    i = argmax(_not_bool(x), d, keepdim=True)
     return (v, i) if keepdim else (v.squeeze(d), i.squeeze(d))
 
 
 def _min_dim_decomp(x, d, keepdim):
     v = amin(x, d, keepdim=True)
-    i = argmin(x, d, keepdim=True)
+    i = argmin(_not_bool(x), d, keepdim=True)
     return (v, i) if keepdim else (v.squeeze(d), i.squeeze(d))
 
 

@@ -154,7 +154,9 @@ def median(input, dim=None, keepdim: bool = False):
     x = U.tensor_arg(input, "median")
     if dim is None:
         if x.numel() == 0:
-            return CR.full((), float("nan"), dtype=x._dtype, device=x._device)
+            r = CR.full((), float("nan"), dtype=x._dtype, device=x._device)
+            # PyTorch's NaN is differentiable (an empty gradient): keep the graph through an empty sum
+            return r + RD.sum(x) if x.requires_grad else r
         return dispatch(_MEDIAN_ALL, x._device, (x,), (x,))
     d = _wrap_dim(dim, x.dim(), "median")
     if x.dim() == 0:
@@ -174,6 +176,8 @@ def nanmedian(input, dim=None, keepdim: bool = False):
         keep = flat[CMP.logical_not(CMP.isnan(flat))]
         return median(keep) if keep.numel() else median(flat)
     d = _wrap_dim(dim, x.dim(), "nanmedian")
+    if x.dim() and x._shape[d] == 0:
+        raise IndexError(f"median(): Expected reduction dim {d} to have non-zero size (nanmedian of {U.desc(x)}).")
     v, i = IX.sort(x, d)  # NaN sorts last
     cnt = RD.sum(CMP.logical_not(CMP.isnan(x)), d, keepdim=True)
     k = ((cnt - 1).clamp(min=0)) // 2
