@@ -161,3 +161,108 @@ def test_unique_along_a_dim_with_zero_sized_dims(f, shape, dim, msg):
     with pytest.raises(RuntimeError, match=msg):
         f(ember.zeros(shape), dim=dim)
     assert f(ember.zeros(0, 2), dim=0).shape == (0, 2)
+
+
+# -- gradients PyTorch defines ------------------------------------------------------------------
+
+@pytest.mark.parametrize("f", [ember.logaddexp, ember.logaddexp2])
+def test_logaddexp_of_equal_operands_splits_the_gradient(f):
+    a, b = _leaf([0.0, 3.0]), _leaf([0.0, 3.0])
+    f(a, b).sum().backward()
+    _same(a.grad.tolist(), [0.5, 0.5])
+    _same(b.grad.tolist(), [0.5, 0.5])
+    c = _leaf(0.0)
+    f(ember.tensor(0, dtype=ember.uint8), c).backward()
+    assert c.grad.item() == 0.5
+
+
+def test_copysign_records_a_zero_gradient_for_other():
+    b = _leaf(-1.0)
+    out = ember.copysign(ember.tensor(2), b)
+    assert out.requires_grad and out.item() == -2.0
+    out.backward()
+    assert b.grad.item() == 0.0
+
+
+def test_norm_gradients_at_zero():
+    x = _leaf([0.0, 1.0, 2.0])
+    out = ember.norm(x, p=0)
+    assert out.requires_grad and out.item() == 2.0
+    out.backward()
+    _same(x.grad.tolist(), [0.0, 0.0, 0.0])
+    z = _leaf([0.0, 0.0])
+    ember.norm(z, p=3).backward()
+    _same(z.grad.tolist(), [0.0, 0.0])
+
+
+@pytest.mark.parametrize("p", [inf, -inf])
+def test_inf_norm_of_an_empty_dim_has_no_identity(p):
+    with pytest.raises(RuntimeError, match="norm on an empty tensor"):
+        ember.norm(ember.zeros(0), p=p)
+    assert ember.norm(ember.zeros(0, 3), p=p, dim=1).shape == (0,)
+
+
+def test_fro_norm_over_more_than_two_dims_is_refused():
+    with pytest.raises(RuntimeError, match="dim must be a 2-tuple"):
+        ember.norm(ember.zeros(2, 2, 2), p="fro", dim=(0, 1, 2))
+
+
+def test_prod_of_an_empty_dim_backpropagates():
+    x = ember.zeros(0, 3, dtype=ember.float64, requires_grad=True)
+    ember.prod(x, 0).sum().backward()
+    assert x.grad.shape == (0, 3)
+
+
+@pytest.mark.parametrize("vals, corr, want_var, want_std", [
+    (0.0, 2, nan, nan),                       # no degrees of freedom, x == mean: NaN
+    ([1.0, 2.0], 2, [inf, inf], [nan, nan]),  # elsewhere inf (unsigned), std's NaN
+    ([1.0, 2.0], 3, [inf, inf], [nan, nan]),
+    ([1.0], 1, [nan], [nan]),
+])
+def test_var_std_over_everything_without_degrees_of_freedom(vals, corr, want_var, want_std):
+    for f, want in ((ember.var, want_var), (ember.std, want_std)):
+        x = _leaf(vals)
+        f(x, correction=corr).sum().backward()
+        _same(x.grad.tolist(), want)
+
+
+def test_var_along_a_dim_without_degrees_of_freedom_keeps_the_formula():
+    x = _leaf([[1.0, 2.0]])
+    ember.var(x, dim=1, correction=2).sum().backward()
+    _same(x.grad.tolist(), [[-inf, inf]])
+
+
+# -- dtypes and exceptions ------------------------------------------------------------------------
+
+def test_sum_to_size():
+    assert ember.tensor(False).sum_to_size(()).dtype is ember.int64     # a full sum, even of a 0-d tensor
+    assert ember.tensor(1, dtype=ember.uint8).sum_to_size(()).dtype is ember.int64
+    assert ember.tensor([True, True]).sum_to_size((2,)).dtype is ember.bool
+    with pytest.raises(RuntimeError, match="is not expandable to size"):
+        ember.tensor([False]).sum_to_size((5,))
+    with pytest.raises(RuntimeError, match="is not expandable to size"):
+        ember.tensor([[1.0, 2.0]]).sum_to_size((3, 1, 2))
+
+
+@pytest.mark.parametrize("f", [
+    lambda x: ember.sum(x, dtype=ember.int64), lambda x: ember.nansum(x, 0, dtype=ember.int64),
+    lambda x: ember.prod(x, dtype=ember.int64), lambda x: ember.cumsum(x, 0, dtype=ember.int64),
+    lambda x: ember.sum(x, dtype=ember.bool),
+])
+def test_an_integer_dtype_for_a_reduction_of_a_tensor_requiring_grad(f):
+    with pytest.raises(RuntimeError, match="Autograd not support dtype"):
+        f(_leaf([1.0, 2.0]))
+    with ember.no_grad():
+        f(_leaf([1.0, 2.0]))
+
+
+def test_nanmean_checks_the_input_dtype_before_dtype():
+    for x in (ember.tensor(False), ember.tensor(1)):
+        with pytest.raises(RuntimeError, match="expected input to have floating point"):
+            ember.nanmean(x, dtype=ember.float64)
+
+
+@pytest.mark.parametrize("x, lo, hi", [([inf], 0, 0), ([1.0, nan], 0, 0), ([1.0, 2.0], 0, inf), ([1.0], -inf, 0)])
+def test_histc_refuses_a_range_that_is_not_finite(x, lo, hi):
+    with pytest.raises(RuntimeError, match="is not finite"):
+        ember.histc(ember.tensor(x), bins=2, min=lo, max=hi)

@@ -79,6 +79,28 @@ def where(condition, input=None, other=None):
     return dev, (condition, a, b), operands(a, b)
 
 
+# -- zero gradients ---------------------------------------------------------------------------------
+
+def _zero_link_bw(ctx, g):
+    ms = ctx.args[1:]
+    return (g if ctx.needs_input_grad[0] else None,) + tuple(
+        CR.zeros(m.shape, dtype=g.dtype, device=g.device) if need else None
+        for m, need in zip(ms, ctx.needs_input_grad[1:]))
+
+
+_ZERO_LINK = register_op("_zero_grad_link", decomposition=lambda v, *others: v.clone(), backward=_zero_link_bw,
+                         saves=(), group="unary")
+
+
+def zero_grad_link(value, *others):
+    """``value``, recorded as also depending on ``others`` with zero gradients (as PyTorch's
+    ``zeros_like`` formulas: copysign's ``other``, the 0-norm): the result requires grad when they do."""
+    ts = tuple(t for t in others if isinstance(t, Tensor) and t.requires_grad)
+    if not ts or not value._dtype.is_floating_point:
+        return value
+    return dispatch(_ZERO_LINK, value._device, (value,) + ts, (value,) + ts)
+
+
 # -- clamp ----------------------------------------------------------------------------------------
 
 def _clamp_bw(ctx, g):
@@ -250,7 +272,7 @@ def copysign(input, other):
         a = _as_tensor_like(a, ct, dev)
     mag = UN.abs(a)
     if isinstance(b, Tensor):
-        return where(CMP.signbit(b), UN.neg(mag), mag)
+        return zero_grad_link(where(CMP.signbit(b), UN.neg(mag), mag), b)  # other's gradient: zeros
     return UN.neg(mag) if math.copysign(1.0, b) < 0 else mag
 
 
@@ -282,6 +304,11 @@ def heaviside(input, values):
     return where(CMP.eq(x, 0), values, CMP.gt(x, 0).to(x._dtype))
 
 
+def _mid(a, b):
+    """``a`` where ``a == b``, half of the gradient to each (PyTorch's ``grad / (1 + exp(b - a))``)."""
+    return A.add(A.mul(a, 0.5), A.mul(b, 0.5))
+
+
 @composite("logaddexp")
 def logaddexp(input, other):
     """``log(exp(input) + exp(other))`` without overflow."""
@@ -289,7 +316,7 @@ def logaddexp(input, other):
     a, b = U.opmath(a) if isinstance(a, Tensor) else a, U.opmath(b) if isinstance(b, Tensor) else b
     m = A.maximum(a, b)
     # equal infinities make a - b NaN; their sum is that infinity
-    return U.from_opmath(where(CMP.eq(a, b), A.add(a, math.log(2.0)),
+    return U.from_opmath(where(CMP.eq(a, b), A.add(_mid(a, b), math.log(2.0)),
                        A.add(m, UN.log1p(UN.exp(UN.neg(UN.abs(A.sub(a, b))))))), ct)
 
 
@@ -299,7 +326,7 @@ def logaddexp2(input, other):
     a, b, dev, ct = promote("logaddexp2", input, other, FLOATOP)
     a, b = U.opmath(a) if isinstance(a, Tensor) else a, U.opmath(b) if isinstance(b, Tensor) else b
     m = A.maximum(a, b)
-    return U.from_opmath(where(CMP.eq(a, b), A.add(a, 1.0),
+    return U.from_opmath(where(CMP.eq(a, b), A.add(_mid(a, b), 1.0),
                        A.add(m, A.div(UN.log1p(UN.exp2(UN.neg(UN.abs(A.sub(a, b))))), UN.LN2))), ct)
 
 

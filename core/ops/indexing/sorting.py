@@ -6,6 +6,8 @@ others are written in them and in scatter_add.
 """
 from __future__ import annotations
 
+import math
+
 from ... import _dtype as D
 from ... import return_types as RT
 from ..._tensor import Tensor, _wrap_dim
@@ -296,6 +298,10 @@ def bincount(input, weights=None, minlength: int = 0):
     return SG.scatter_add(z, 0, idx, w)
 
 
+def _num(v: float):
+    return int(v) if math.isfinite(v) and v == int(v) else v
+
+
 @composite("histc", group="index")
 def histc(input, bins: int = 100, min=0, max=0):
     """Histogram of values in ``bins`` equal bins over [min, max] (the data's range when both are 0)."""
@@ -307,6 +313,8 @@ def histc(input, bins: int = 100, min=0, max=0):
     lo, hi = float(min), float(max)
     if lo == hi and x.numel():
         lo, hi = float(x.min().item()), float(x.max().item())
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        raise RuntimeError(f"torch.histc: range of [{_num(lo)}, {_num(hi)}] is not finite (input {U.desc(x)})")
     if lo == hi:
         lo, hi = lo - 1, hi + 1
     if lo > hi:
