@@ -19,7 +19,7 @@ from . import pointwise as PW
 from . import unary as UN
 from ._binary import ARITH, FLOATOP, binary, binary_grads, binary_meta, operands, promote, saves_other
 from .declare import composite, defop
-from .registry import dispatch
+from .registry import dispatch, register_op
 
 __all__ = ["add", "add_", "sub", "sub_", "subtract", "subtract_", "rsub", "mul", "mul_", "multiply", "multiply_",
            "div", "div_", "divide", "divide_", "true_divide", "true_divide_", "floor_divide", "floor_divide_",
@@ -128,11 +128,6 @@ mul_ = mul.inplace
 multiply, multiply_ = mul, mul_
 
 
-def _is_int(x):
-    return ((isinstance(x, Tensor) and x._dtype.category <= _INT)
-            or (isinstance(x, (int, bool)) and not isinstance(x, float)))
-
-
 def _div_a(g, a, b):
     return g / b
 
@@ -155,13 +150,15 @@ def div(input, other, *, rounding_mode=None):
     if rounding_mode is None:
         a, b, dev, _ = promote("div", input, other, FLOATOP)
         return dev, (a, b), operands(a, b)
-    if rounding_mode == "trunc":
-        if _is_int(input) and _is_int(other):
-            a, b, dev, _ = promote("div", input, other, ARITH)
-            return dev, (a, b), ()  # integer division truncates (the primitive's contract); not differentiable
-        return None, UN.trunc(div(input, other)), None
-    if rounding_mode == "floor":
-        return None, floor_divide(input, other), None
+    if rounding_mode in ("trunc", "floor"):
+        a, b, dev, ct = promote("div", input, other, ARITH)
+        if ct is D.bool:
+            raise U.dtype_not_implemented(f"div_{rounding_mode}_cpu", ct)
+        if ct.category == _FLOAT:  # differentiable, with zero gradients
+            return None, dispatch(_DIV_ROUNDED, dev, (a, b, rounding_mode), operands(a, b)), None
+        if rounding_mode == "floor":
+            return None, floor_divide(a, b), None
+        return dev, (a, b), ()  # integer division truncates (the primitive's contract); not differentiable
     raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{rounding_mode}'")
 
 
@@ -170,6 +167,20 @@ divide, divide_ = div, div_
 true_divide, true_divide_ = div, div_
 div_operands = binary_meta("div", FLOATOP)
 _DIV = div.op
+
+
+def _div_rounded_decomp(a, b, mode):
+    return floor_divide(a, b) if mode == "floor" else UN.trunc(div(a, b))
+
+
+def _zero_grads(ctx, g):
+    # PyTorch's div with a rounding mode: ``grad * 0`` for each operand (not a NaN where other is 0)
+    return tuple(g * 0.0 if need else None for need in ctx.needs_input_grad)
+
+
+# float division with a rounding mode: differentiable with zero gradients (floor_divide is not)
+_DIV_ROUNDED = register_op("_div_rounded", decomposition=_div_rounded_decomp, backward=_zero_grads, saves=(),
+                           group="binary")
 
 
 def _sign_differs(r, b):
@@ -195,8 +206,13 @@ def _floor_div_decomp(a, b):
     return PW.where(CMP.ne(b, 0), fl, div(a, b))  # x // 0 is +-inf or nan, as true division
 
 
-@defop("floor_divide", decomposition=_floor_div_decomp, differentiable=False, result="elementwise", inplace=True,
-       group="binary")
+def _floor_divide_bw(ctx, g):
+    raise RuntimeError("derivative for floor_divide is not implemented (PyTorch has none; "
+                       "div(rounding_mode='floor') has zero gradients)")
+
+
+@defop("floor_divide", decomposition=_floor_div_decomp, backward=_floor_divide_bw, saves=(), result="elementwise",
+       inplace=True, group="binary")
 def floor_divide(input, other):
     """Division rounded toward negative infinity (python's ``//``)."""
     a, b, dev, ct = promote("floor_divide", input, other, ARITH)

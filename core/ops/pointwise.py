@@ -18,6 +18,7 @@ from . import indexing as IX
 from . import unary as UN
 from ._binary import ARITH, FLOATOP, binary, is_operand_tensor, operands, promote
 from .declare import composite, defop
+from .registry import dispatch, register_op
 
 __all__ = ["where", "clamp", "clamp_", "clip", "clip_", "clamp_min", "clamp_min_", "clamp_max", "clamp_max_", "lerp",
            "lerp_", "atan2", "atan2_", "arctan2", "arctan2_", "hypot", "hypot_", "copysign", "copysign_", "xlogy",
@@ -78,6 +79,28 @@ def where(condition, input=None, other=None):
     return dev, (condition, a, b), operands(a, b)
 
 
+# -- zero gradients ---------------------------------------------------------------------------------
+
+def _zero_link_bw(ctx, g):
+    ms = ctx.args[1:]
+    return (g if ctx.needs_input_grad[0] else None,) + tuple(
+        CR.zeros(m.shape, dtype=g.dtype, device=g.device) if need else None
+        for m, need in zip(ms, ctx.needs_input_grad[1:]))
+
+
+_ZERO_LINK = register_op("_zero_grad_link", decomposition=lambda v, *others: v.clone(), backward=_zero_link_bw,
+                         saves=(), group="unary")
+
+
+def zero_grad_link(value, *others):
+    """``value``, recorded as also depending on ``others`` with zero gradients (as PyTorch's
+    ``zeros_like`` formulas: copysign's ``other``, the 0-norm): the result requires grad when they do."""
+    ts = tuple(t for t in others if isinstance(t, Tensor) and t.requires_grad)
+    if not ts or not value._dtype.is_floating_point:
+        return value
+    return dispatch(_ZERO_LINK, value._device, (value,) + ts, (value,) + ts)
+
+
 # -- clamp ----------------------------------------------------------------------------------------
 
 def _clamp_bw(ctx, g):
@@ -100,6 +123,28 @@ def _clamp_decomp(x, lo, hi):
     return r
 
 
+def _clamp_tensor_bw(ctx, g):
+    """PyTorch's gradients of a clamp with tensor bounds: ``input`` where it is within the bounds
+    (ties included), ``min`` where input < min (and min < max), ``max`` where input > max (or max
+    < min, where the result is max)."""
+    x, lo, hi = ctx.args
+    zero = 0.0
+    if lo is not None and hi is not None:
+        gx = where(CMP.logical_and(CMP.ge(x, lo), CMP.le(x, hi)), g, zero)
+        glo = where(CMP.logical_and(CMP.lt(x, lo), CMP.lt(lo, hi)), g, zero)
+        ghi = where(CMP.logical_or(CMP.gt(x, hi), CMP.lt(hi, lo)), g, zero)
+    elif lo is not None:
+        gx, glo, ghi = where(CMP.ge(x, lo), g, zero), where(CMP.lt(x, lo), g, zero), None
+    else:
+        gx, glo, ghi = where(CMP.le(x, hi), g, zero), None, where(CMP.gt(x, hi), g, zero)
+    grads = [gr for t, gr in ((x, gx), (lo, glo), (hi, ghi)) if isinstance(t, Tensor)]
+    return tuple(gr if need else None for gr, need in zip(grads, ctx.needs_input_grad))
+
+
+# clamp with a tensor bound: the value of maximum/minimum, PyTorch's gradients at the ties
+_CLAMP_TENSOR = register_op("_clamp_tensor", decomposition=_clamp_decomp, backward=_clamp_tensor_bw, group="unary")
+
+
 def _clamp_bounds(min, max, ct):
     """Scalar bounds as values of ``ct``. For integer dtypes a bound beyond the dtype's range
     cuts nothing (PyTorch wraps it around instead: clamp(uint8 x, min=-1) would give 255)."""
@@ -107,7 +152,8 @@ def _clamp_bounds(min, max, ct):
         info = D.iinfo(ct)
         if min is not None and min > info.max or max is not None and max < info.min:
             raise RuntimeError(f"clamp: bound {min if min is not None and min > info.max else max} is outside the "
-                               f"range of {ct.name} [{info.min}, {info.max}]: every value would be clamped to it")
+                               f"range of {ct.name} [{info.min}, {info.max}]: it cannot be converted to type {ct.name} "
+                               "without overflow, and every value would be clamped to it")
         if min is not None and min <= info.min:
             min = None
         if max is not None and max >= info.max:
@@ -123,8 +169,9 @@ def clamp(input, min=None, max=None):
     x = U.tensor_arg(input, "clamp")
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
-    if isinstance(min, Tensor) or isinstance(max, Tensor):  # broadcast bounds: maximum/minimum promote and record
-        return None, _clamp_decomp(x, min, max), None
+    if isinstance(min, Tensor) or isinstance(max, Tensor):  # broadcast bounds: maximum/minimum promote
+        inputs = tuple(t for t in (x, min, max) if isinstance(t, Tensor))
+        return None, dispatch(_CLAMP_TENSOR, U.common_device("clamp", *inputs), (x, min, max), inputs), None
     ct = D.result_type(x, *(v for v in (min, max) if v is not None))
     if ct is D.bool:
         raise U.dtype_not_implemented("clamp_scalar_cpu" if min is not None and max is not None else
@@ -141,16 +188,22 @@ clamp_ = clamp.inplace
 clip, clip_ = clamp, clamp_
 
 
-@composite("clamp_min", inplace=lambda self, min: clamp_(self, min=min))
+def _bound(op, name, v):
+    if v is None:  # clamp() takes None for a missing bound; clamp_min/clamp_max need theirs
+        raise TypeError(f"{op}(): argument '{name}' must be Tensor or Number, not {type(v).__name__}")
+    return v
+
+
+@composite("clamp_min", inplace=lambda self, min: clamp_(self, min=_bound("clamp_min_", "min", min)))
 def clamp_min(input, min):
     """:func:`clamp` with only a lower bound."""
-    return clamp(input, min=min)
+    return clamp(input, min=_bound("clamp_min", "min", min))
 
 
-@composite("clamp_max", inplace=lambda self, max: clamp_(self, max=max))
+@composite("clamp_max", inplace=lambda self, max: clamp_(self, max=_bound("clamp_max_", "max", max)))
 def clamp_max(input, max):
     """:func:`clamp` with only an upper bound."""
-    return clamp(input, max=max)
+    return clamp(input, max=_bound("clamp_max", "max", max))
 
 
 clamp_min_, clamp_max_ = clamp_min.inplace, clamp_max.inplace
@@ -219,7 +272,7 @@ def copysign(input, other):
         a = _as_tensor_like(a, ct, dev)
     mag = UN.abs(a)
     if isinstance(b, Tensor):
-        return where(CMP.signbit(b), UN.neg(mag), mag)
+        return zero_grad_link(where(CMP.signbit(b), UN.neg(mag), mag), b)  # other's gradient: zeros
     return UN.neg(mag) if math.copysign(1.0, b) < 0 else mag
 
 
@@ -251,6 +304,11 @@ def heaviside(input, values):
     return where(CMP.eq(x, 0), values, CMP.gt(x, 0).to(x._dtype))
 
 
+def _mid(a, b):
+    """``a`` where ``a == b``, half of the gradient to each (PyTorch's ``grad / (1 + exp(b - a))``)."""
+    return A.add(A.mul(a, 0.5), A.mul(b, 0.5))
+
+
 @composite("logaddexp")
 def logaddexp(input, other):
     """``log(exp(input) + exp(other))`` without overflow."""
@@ -258,7 +316,7 @@ def logaddexp(input, other):
     a, b = U.opmath(a) if isinstance(a, Tensor) else a, U.opmath(b) if isinstance(b, Tensor) else b
     m = A.maximum(a, b)
     # equal infinities make a - b NaN; their sum is that infinity
-    return U.from_opmath(where(CMP.eq(a, b), A.add(a, math.log(2.0)),
+    return U.from_opmath(where(CMP.eq(a, b), A.add(_mid(a, b), math.log(2.0)),
                        A.add(m, UN.log1p(UN.exp(UN.neg(UN.abs(A.sub(a, b))))))), ct)
 
 
@@ -268,7 +326,7 @@ def logaddexp2(input, other):
     a, b, dev, ct = promote("logaddexp2", input, other, FLOATOP)
     a, b = U.opmath(a) if isinstance(a, Tensor) else a, U.opmath(b) if isinstance(b, Tensor) else b
     m = A.maximum(a, b)
-    return U.from_opmath(where(CMP.eq(a, b), A.add(a, 1.0),
+    return U.from_opmath(where(CMP.eq(a, b), A.add(_mid(a, b), 1.0),
                        A.add(m, A.div(UN.log1p(UN.exp2(UN.neg(UN.abs(A.sub(a, b))))), UN.LN2))), ct)
 
 

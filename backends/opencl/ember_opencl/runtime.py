@@ -338,6 +338,8 @@ class CLDevice:
 
     def read_error(self):
         """``None``, or the bad value a kernel reported (and the flag is cleared)."""
+        if self._err is None:  # no kernel has been given the flag (an empty launch runs none)
+            return None
         h = np.empty(2, np.int64)
         check(cl.enqueue_copy, self.queue, h, self._err, is_blocking=True, what="clEnqueueReadBuffer(error flag)")
         if h[0] == 0:

@@ -6,6 +6,8 @@ others are written in them and in scatter_add.
 """
 from __future__ import annotations
 
+import math
+
 from ... import _dtype as D
 from ... import return_types as RT
 from ..._tensor import Tensor, _wrap_dim
@@ -16,7 +18,7 @@ from .. import reduction as R
 from .. import shape as SH
 from .. import unary as UN
 from ..declare import composite, defop
-from ..registry import dispatch
+from ..registry import dispatch, register_op
 from . import masked as MK
 from . import scatter_gather as SG
 
@@ -86,6 +88,8 @@ def kthvalue(input, k: int, dim: int = -1, keepdim: bool = False):
     x = input
     d = _wrap_dim(dim, x.dim(), "kthvalue") if x.dim() else 0
     n = x._shape[d] if x.dim() else 1
+    if n == 0:
+        raise IndexError(f"kthvalue(): Expected reduction dim {d} to have non-zero size (input {U.desc(x)}).")
     if k < 1 or k > n:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d} (k={k}, size {n})")
     v, i = sort(x, d, stable=True)
@@ -99,12 +103,45 @@ def kthvalue(input, k: int, dim: int = -1, keepdim: bool = False):
 
 # -- unique, unique_consecutive -------------------------------------------------------------------
 
+def _no_derivative_bw(ctx, g):
+    raise NotImplementedError(f"the derivative for '{ctx.args[1]}' is not implemented")
+
+
+# the values of unique/unique_consecutive of a tensor that requires grad: PyTorch's output requires
+# grad too, and its backward raises (the op has no derivative)
+_NO_DERIVATIVE = register_op("_no_derivative", decomposition=lambda v, name: v.clone(), backward=_no_derivative_bw,
+                             saves=(), group="index")
+
+
+def _values(res, input, name):
+    """``res`` (the values, or a tuple starting with them) with the values attached to ``input``'s graph."""
+    if not (isinstance(input, Tensor) and input.requires_grad):
+        return res
+    v = res[0] if isinstance(res, tuple) else res
+    v = dispatch(_NO_DERIVATIVE, v._device, (v, name), (input,))
+    return (v,) + res[1:] if isinstance(res, tuple) else v
+
+
+def _check_zero_dims(x, d, name):
+    if x._shape[d] == 0:
+        if sum(n == 0 for n in x._shape) > 1:
+            raise RuntimeError(f"{name}: Number of zero sized dimensions is more than one, so unique cannot be "
+                               f"applied (input {U.desc(x)}, dim {d})")
+    elif x.numel() == 0:
+        raise RuntimeError(f"{name}: There are 0 sized dimensions, and they aren't selected, so unique cannot be "
+                           f"applied (input {U.desc(x)}, dim {d})")
+
+
 @composite("unique", out=False, group="index")
 def unique(input, sorted: bool = True, return_inverse: bool = False, return_counts: bool = False, dim=None):
     """The distinct values (sorted), optionally with the inverse mapping and counts."""
-    x = input.detach()
+    return _values(_unique(input.detach(), return_inverse, return_counts, dim), input, "unique")
+
+
+def _unique(x, return_inverse, return_counts, dim):
     if dim is not None:
         d = _wrap_dim(dim, x.dim(), "unique")
+        _check_zero_dims(x, d, "unique")
         return _unique_slices(x, d, return_inverse, return_counts, consecutive=False)
     flat = x.reshape(-1)
     n = flat._shape[0]
@@ -159,10 +196,17 @@ def _unique_slices(x, d, return_inverse, return_counts, consecutive):
 @composite("unique_consecutive", out=False, group="index")
 def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
     """Collapse runs of equal consecutive values (or slices along ``dim``)."""
+    return _values(_unique_consecutive(input.detach(), return_inverse, return_counts, dim), input,
+                   "unique_consecutive")
+
+
+def _unique_consecutive(input, return_inverse, return_counts, dim):
     if dim is not None:
-        x = input.detach()
-        return _unique_slices(x, _wrap_dim(dim, x.dim(), "unique_consecutive"), return_inverse, return_counts, True)
-    flat = input.detach().reshape(-1)
+        x = input
+        d = _wrap_dim(dim, x.dim(), "unique_consecutive")
+        _check_zero_dims(x, d, "unique_consecutive")
+        return _unique_slices(x, d, return_inverse, return_counts, True)
+    flat = input.reshape(-1)
     n = flat._shape[0]
     first = CR.ones(1, dtype=D.bool, device=input._device)
     flags = SH.cat([first, CMP.ne(flat[1:], flat[:-1])]) if n > 1 else first[:n]
@@ -256,6 +300,10 @@ def bincount(input, weights=None, minlength: int = 0):
     return SG.scatter_add(z, 0, idx, w)
 
 
+def _num(v: float):
+    return int(v) if math.isfinite(v) and v == int(v) else v
+
+
 @composite("histc", group="index")
 def histc(input, bins: int = 100, min=0, max=0):
     """Histogram of values in ``bins`` equal bins over [min, max] (the data's range when both are 0)."""
@@ -267,6 +315,8 @@ def histc(input, bins: int = 100, min=0, max=0):
     lo, hi = float(min), float(max)
     if lo == hi and x.numel():
         lo, hi = float(x.min().item()), float(x.max().item())
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        raise RuntimeError(f"torch.histc: range of [{_num(lo)}, {_num(hi)}] is not finite (input {U.desc(x)})")
     if lo == hi:
         lo, hi = lo - 1, hi + 1
     if lo > hi:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 
 from ... import _dtype as D
+from ... import _state
 from ... import return_types as RT
 from ..._tensor import Tensor, _wrap_dim
 from .. import _args as U
@@ -55,6 +56,9 @@ def int_accumulator(x, dtype):
     """``x`` cast for sum/prod/cumsum/cumprod: to ``dtype`` when given, integers and bools to int64."""
     if dtype is not None:
         dt = D.to_dtype(dtype)
+        if dt.category != _FLOAT and x._requires_grad and _state.grad.enabled:
+            # an integer result of a differentiable reduction of a tensor that requires grad (PyTorch)
+            raise RuntimeError(f"Autograd not support dtype: {U.type_name(dt)}")
         return CP.cast(x, dt) if dt is not x._dtype else x
     if x._dtype.category < _FLOAT and x._dtype is not D.int64:
         return CP.cast(x, D.int64)
@@ -134,10 +138,14 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None):
 def nanmean(input, dim=None, keepdim=False, *, dtype=None):
     """Mean over the non-NaN values."""
     x = U.tensor_arg(input, "nanmean")
+    if x._dtype.category != _FLOAT:  # the input's dtype, whatever dtype= says (PyTorch)
+        raise RuntimeError(f"nanmean(): expected input to have floating point or complex dtype but got "
+                           f"{U.type_name(x._dtype)}")
     if dtype is not None and D.to_dtype(dtype) is not x._dtype:
         x = CP.cast(x, D.to_dtype(dtype))
     if x._dtype.category != _FLOAT:
-        raise RuntimeError(f"nanmean(): expected input to have floating point dtype but got {U.type_name(x._dtype)}")
+        raise RuntimeError(f"nanmean(): could not infer output dtype. Optional dtype must be either a floating "
+                           f"point or complex dtype. Got: {U.type_name(x._dtype)}")
     cnt = sum(CMP.logical_not(CMP.isnan(x)), dim, keepdim).to(x._dtype)
     return sum(_zero_nan(x), dim, keepdim) / cnt
 
@@ -148,6 +156,8 @@ def _prod_bw(ctx, g):
     gx = unreduce(g, x._shape, dims, keepdim)
     if not dims or not x.numel():  # nothing multiplied, or no element to differentiate
         return (gx,)
+    if x.numel() == 0:  # nothing to differentiate: an empty gradient
+        return (CR.zeros(x._shape, dtype=g._dtype, device=g._device),)
     keep = [i for i in range(x.dim()) if i not in dims]
     perm = keep + list(dims)  # reduced dims last, then flattened
     xp = x.permute(perm)
@@ -202,6 +212,8 @@ def _no_dim(dim) -> bool:
 
 def _extreme_plan(input, dim, keepdim, name):
     x = U.tensor_arg(input, name)
+    if isinstance(dim, (tuple, list)) and x.dim():  # an empty dim is reported before a repeated one (PyTorch)
+        _check_nonempty(x, [_wrap_dim(d, x.dim(), name) for d in dim], name)
     dims = U.dims_arg(None if _no_dim(dim) else dim, len(x._shape), name)
     _check_nonempty(x, dims, name, not _no_dim(dim))
     return x._device, (x, dims, bool(keepdim)), (x,)
@@ -225,9 +237,12 @@ def aminmax(input, *, dim=None, keepdim=False):
     x = U.tensor_arg(input, "aminmax")
     if isinstance(dim, (tuple, list)):
         raise TypeError(f"aminmax(): argument 'dim' must be int, not {type(dim).__name__}")
-    if x.numel() == 0 and (dim is None or x._shape[_wrap_dim(dim, x.dim(), "aminmax")] == 0):
+    if x.numel() == 0 and dim is None:
         raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the operation has "
                            "no identity.")
+    if dim is not None and x.dim() and x._shape[_wrap_dim(dim, x.dim(), "aminmax")] == 0:
+        raise IndexError(f"aminmax: Expected reduction dim {_wrap_dim(dim, x.dim(), 'aminmax')} to have non-zero "
+                         f"size (input {U.desc(x)}).")
     d = () if dim is None else dim
     return RT.aminmax(amin(x, d, keepdim), amax(x, d, keepdim))
 
@@ -236,7 +251,7 @@ def _index_plan(op, input, dim, keepdim, name):
     """argmax/argmin: int64 indices, never differentiable (the kernel gets (x, dim or None, keepdim))."""
     x = U.tensor_arg(input, name)
     if x._dtype is D.bool:
-        x = CP.cast(x, D.uint8)
+        raise RuntimeError(f"{name}(): does not support bool input")
     if dim is None:
         if x.numel() == 0:
             raise IndexError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")
@@ -262,15 +277,20 @@ def argmin(input, dim=None, keepdim: bool = False):
     return _index_plan(argmin.op, input, dim, keepdim, "argmin")
 
 
+def _not_bool(x):
+    """argmax/argmin refuse bool (as PyTorch's); max/min along a dim of a bool tensor take them of uint8."""
+    return CP.cast(x, D.uint8) if x._dtype is D.bool else x
+
+
 def _max_dim_decomp(x, d, keepdim):
     v = amax(x, d, keepdim=True)
-    i = argmax(x, d, keepdim=True)
+    i = argmax(_not_bool(x), d, keepdim=True)
     return (v, i) if keepdim else (v.squeeze(d), i.squeeze(d))
 
 
 def _min_dim_decomp(x, d, keepdim):
     v = amin(x, d, keepdim=True)
-    i = argmin(x, d, keepdim=True)
+    i = argmin(_not_bool(x), d, keepdim=True)
     return (v, i) if keepdim else (v.squeeze(d), i.squeeze(d))
 
 
@@ -400,6 +420,8 @@ _NORM2 = register_op("_norm2", decomposition=_norm2_decomp, backward=_norm2_bw, 
 def norm(input, p="fro", dim=None, keepdim: bool = False, dtype=None):
     """Vector p-norm over ``dim`` (or all): p = 2/'fro', 1, inf, -inf, 0 or any float."""
     x = U.tensor_arg(input, "norm")
+    if p == "fro" and isinstance(dim, (tuple, list)) and len(dim) > 2:  # PyTorch hands it to matrix_norm
+        raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {' '.join(str(d) for d in dim)}")
     if dtype is not None:
         x = CP.cast(x, D.to_dtype(dtype))
     if x._dtype.category != _FLOAT:
@@ -414,15 +436,22 @@ def norm(input, p="fro", dim=None, keepdim: bool = False, dtype=None):
         return dispatch(_NORM2, x._device, (x, dims, bool(keepdim)), (x,))
     if p == "nuc":
         raise NotImplementedError("norm(p='nuc') (nuclear norm) is not implemented")
+    if (p == math.inf or p == -math.inf) and [d for d in dims if x._shape[d] == 0]:
+        raise RuntimeError(f"linalg.vector_norm cannot compute the {p} norm on an empty tensor because the operation "
+                           f"does not have an identity (input {U.desc(x)}, dim {dim})")
     if p == math.inf:
         return amax(UN.abs(x), dims, keepdim)
     if p == -math.inf:
         return amin(UN.abs(x), dims, keepdim)
-    if p == 0:
-        return sum(CMP.ne(x, 0).to(x._dtype), dims, keepdim)
+    if p == 0:  # differentiable with zero gradients (as PyTorch)
+        return PW.zero_grad_link(sum(CMP.ne(x, 0).to(x._dtype), dims, keepdim), x)
     if p == 1:
         return sum(UN.abs(x), dims, keepdim)
-    return A.pow(sum(A.pow(UN.abs(x), float(p)), dims, keepdim), 1.0 / float(p))
+    s = sum(A.pow(UN.abs(x), float(p)), dims, keepdim)
+    if float(p) > 0:  # a zero norm has gradient 0, as PyTorch's (not inf * 0)
+        zero = CMP.eq(s, 0)
+        return PW.where(zero, 0.0, A.pow(PW.where(zero, 1.0, s), 1.0 / float(p)))
+    return A.pow(s, 1.0 / float(p))
 
 
 # -- reducing to a shape (broadcast gradients) --------------------------------------------------------
@@ -456,4 +485,10 @@ def sum_to_shape(g, shape, op: str = ""):
 def sum_to_size(input, *size):
     """``input`` summed over broadcast dimensions down to ``size`` (which ``input`` must
     broadcast from)."""
-    return sum_to_shape(input, U.size_arg(size, "sum_to_size"), "sum_to_size")
+    shape = tuple(U.size_arg(size, "sum_to_size"))
+    xs = input._shape
+    if len(shape) > len(xs) or [s for s, n in zip(shape, xs[len(xs) - len(shape):]) if s not in (1, n)]:
+        raise RuntimeError(f"size {{{list(shape)}}} is not expandable to size {{{list(xs)}}}.")
+    if not shape:  # PyTorch's sum_to: a full sum (int64 for integers and bool), even of a 0-d tensor
+        return sum(input)
+    return sum_to_shape(input, shape, "sum_to_size")

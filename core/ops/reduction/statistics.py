@@ -77,7 +77,30 @@ def _spread_plan(input, dim, unbiased, keepdim, correction, name):
     if x._dtype.category != _FLOAT:
         raise RuntimeError(f"{name}(): could not infer output dtype. Input dtype must be either a floating point or "
                            f"complex dtype. Got: {U.type_name(x._dtype)}")
-    return x._device, (x, U.dims_arg(dim, x.dim(), name), _correction(unbiased, correction), bool(keepdim)), (x,)
+    args = (x, U.dims_arg(dim, x.dim(), name), _correction(unbiased, correction), bool(keepdim))
+    if (dim is None or x.dim() == 0) and x.numel() - args[2] <= 0:
+        return None, dispatch(_NO_DOF, x._device, args + (name,), (x,)), None
+    return x._device, args, (x,)
+
+
+def _no_dof_decomp(x, dims, correction, keepdim, name):
+    return dispatch((var if name == "var" else std).op, x._device, (x, dims, correction, keepdim), ())
+
+
+def _no_dof_bw(ctx, g):
+    """PyTorch's gradient of a variance over all elements with no degrees of freedom left: 2 / 0
+    times the deviation, taken as NaN where the deviation is 0 and inf elsewhere (the standard
+    deviation's, divided by its inf or NaN, is NaN)."""
+    x, dims, correction, keepdim, name = ctx.args
+    gx = RD.unreduce(g, x._shape, dims, keepdim)
+    if name == "std":
+        return (gx * math.nan,)
+    return (gx * PW.where(CMP.eq(x, RD.mean(x, dims, keepdim=True)), math.nan, math.inf),)
+
+
+# var/std over all elements (dim=None) with correction >= numel: PyTorch's gradient differs from
+# the formula's (which it keeps when dim is given)
+_NO_DOF = register_op("_spread_no_dof", decomposition=_no_dof_decomp, backward=_no_dof_bw, group="reduce")
 
 
 @defop("var", decomposition=_var_decomp, backward=_var_bw, group="reduce")
@@ -154,7 +177,9 @@ def median(input, dim=None, keepdim: bool = False):
     x = U.tensor_arg(input, "median")
     if dim is None:
         if x.numel() == 0:
-            return CR.full((), float("nan"), dtype=x._dtype, device=x._device)
+            r = CR.full((), float("nan"), dtype=x._dtype, device=x._device)
+            # PyTorch's NaN is differentiable (an empty gradient): keep the graph through an empty sum
+            return r + RD.sum(x) if x.requires_grad else r
         return dispatch(_MEDIAN_ALL, x._device, (x,), (x,))
     d = _wrap_dim(dim, x.dim(), "median")
     if x.dim() == 0:
@@ -174,6 +199,8 @@ def nanmedian(input, dim=None, keepdim: bool = False):
         keep = flat[CMP.logical_not(CMP.isnan(flat))]
         return median(keep) if keep.numel() else median(flat)
     d = _wrap_dim(dim, x.dim(), "nanmedian")
+    if x.dim() and x._shape[d] == 0:
+        raise IndexError(f"median(): Expected reduction dim {d} to have non-zero size (nanmedian of {U.desc(x)}).")
     v, i = IX.sort(x, d)  # NaN sorts last
     cnt = RD.sum(CMP.logical_not(CMP.isnan(x)), d, keepdim=True)
     k = ((cnt - 1).clamp(min=0)) // 2

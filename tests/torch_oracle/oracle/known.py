@@ -17,7 +17,7 @@ import ember
 
 from .calls import Call, D, run, repro, tensors_of
 from .compare import Mismatch, compare
-from .tensors import FLOATS, T
+from .tensors import ALL, FLOATS, T
 
 __all__ = ["DATA", "load", "check", "context", "parse_repro", "OracleFailure"]
 
@@ -117,6 +117,8 @@ class _Recorder:
         self._op, self._path = op, path
 
     def __getattr__(self, name):
+        if not self._path and name in ALL:  # ``lib.int64`` in a repro: the dtype argument
+            return D(name)
         return _Recorder(self._op, f"{self._path}.{name}" if self._path else name)
 
     def __call__(self, *args, **kwargs):

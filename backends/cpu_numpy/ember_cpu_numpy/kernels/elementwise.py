@@ -100,11 +100,7 @@ class Elementwise(KernelGroup):
     def int_div(self, x, y, out=None):
         """Integer division truncating toward zero; division by zero is an error."""
         xp = self.xp
-        if isinstance(y, xp.ndarray):
-            if xp.any(y == 0):
-                raise RuntimeError("ZeroDivisionError: integer division by zero")
-        elif y == 0:
-            raise RuntimeError("ZeroDivisionError: integer division by zero")
+        check_int_zero(xp, x, y)
         q = xp.floor_divide(x, y)
         r = xp.subtract(x, xp.multiply(q, y))
         fix = (r != 0) & ((xp.less(x, 0)) != (xp.less(y, 0)))  # floor -> toward zero

@@ -76,7 +76,9 @@ def region(a, shape, d):
 
 
 def check_int_zero(xp, x, y):
-    """Integer division by zero is an error (the contract), not numpy's 0 with a warning."""
+    """Integer division by zero is an error (the contract), not numpy's 0 with a warning; an
+    empty result divides nothing (PyTorch: ``empty_uint8 // 0`` is empty)."""
     dt = x.dtype if isinstance(x, xp.ndarray) else y.dtype
-    if dt.kind in "iu" and (xp.any(y == 0) if isinstance(y, xp.ndarray) else y == 0):
-        raise RuntimeError("ZeroDivisionError: integer division by zero")
+    if dt.kind in "iub" and (xp.any(y == 0) if isinstance(y, xp.ndarray) else y == 0):
+        if 0 not in np.broadcast_shapes(*(v.shape for v in (x, y) if isinstance(v, xp.ndarray))):
+            raise RuntimeError("ZeroDivisionError: integer division by zero")
