@@ -385,7 +385,7 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, size_average=None, red
     member = _factory.zeros((N, C), dtype=x.dtype, device=x.device).scatter_add(
         1, safe, valid.to(x.dtype)).clamp_max(1.0)
     xt = x.gather(1, safe)  # (N, S)
-    hinge = _hinge(1 - (xt.unsqueeze(2) - x.unsqueeze(1)))  # (N, S, C)
+    hinge = _hinge((1 - xt.unsqueeze(2)) + x.unsqueeze(1))  # (N, S, C), summed in PyTorch's order
     mask = valid.to(x.dtype).unsqueeze(2) * (1 - member).unsqueeze(1)
     loss = (hinge * mask).sum((1, 2)) / C
     if input.dim() == 1:

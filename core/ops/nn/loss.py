@@ -40,7 +40,8 @@ def _nll_bw(ctx, g):
     logp, target, weight, reduction, ignore_index = ctx.args
     w, safe = _nll_weights(target, weight, ignore_index, g._dtype)
     if reduction == "mean":
-        coef = -(w / R.sum(w, (0,), False)) * g
+        # an ignored target gets no gradient (not 0 / 0 when every target is ignored)
+        coef = PW.where(CMP.ne(target, ignore_index), -(w / R.sum(w, (0,), False)) * g, 0.0)
     else:
         coef = -w * g
     z = CR.zeros(logp.shape, dtype=g._dtype, device=g._device)
