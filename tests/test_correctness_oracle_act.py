@@ -235,3 +235,11 @@ def test_nll_loss_mean_of_only_ignored_targets_has_a_zero_gradient():
     assert math.isnan(loss.item())
     loss.backward()
     assert x.grad.tolist() == [[0.0], [0.0]]
+
+
+def test_margin_losses_skip_the_target_classes_even_when_infinite():
+    # the skipped terms (j == y, j a target) are inf - inf: they add nothing, as PyTorch's
+    assert F.multi_margin_loss(ember.tensor([[INF]]), ember.tensor([0])).item() == 0.0
+    assert F.multilabel_margin_loss(ember.tensor([[INF]]), ember.tensor([[0]])).item() == 0.0
+    assert F.multi_margin_loss(ember.tensor([[INF, 0.0]]), ember.tensor([0]), weight=ember.tensor([INF, 1.0])).item() \
+        == 0.0

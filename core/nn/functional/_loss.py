@@ -385,9 +385,9 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, size_average=None, red
     member = _factory.zeros((N, C), dtype=x.dtype, device=x.device).scatter_add(
         1, safe, valid.to(x.dtype)).clamp_max(1.0)
     xt = x.gather(1, safe)  # (N, S)
-    hinge = _hinge((1 - xt.unsqueeze(2)) + x.unsqueeze(1))  # (N, S, C), summed in PyTorch's order
-    mask = valid.to(x.dtype).unsqueeze(2) * (1 - member).unsqueeze(1)
-    loss = (hinge * mask).sum((1, 2)) / C
+    # (N, S, C): 1 - x_target + x_j (in PyTorch's order), for valid targets and non-target classes
+    z = (1 - xt.unsqueeze(2)) + x.unsqueeze(1)
+    loss = _hinge(z, valid.unsqueeze(2) & (member == 0).unsqueeze(1)).sum((1, 2)) / C
     if input.dim() == 1:
         loss = loss.squeeze(0)
     return reduce_loss(loss, reduction, "multilabel_margin_loss")
@@ -406,22 +406,23 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
     _check_classes("multi_margin_loss", t, C, None)
     _not_differentiable(weight, "multi_margin_loss", "weight")
     xy = x.gather(1, t.unsqueeze(1))
-    z = _hinge(margin - xy + x)
-    if p == 2:
-        z = z * z
+    notself = _factory.arange(C, device=x.device) != t.unsqueeze(1)
+    z = margin - xy + x
+    h = z * z if p == 2 else z
     if weight is not None:
-        z = z * weight.index_select(0, t).unsqueeze(1)
-    notself = _factory.ones((N, C), dtype=x.dtype, device=x.device).scatter(1, t.unsqueeze(1), 0.0)
-    loss = (z * notself).sum(1) / C
+        h = h * weight.index_select(0, t).unsqueeze(1)
+    loss = _hinge(z, notself, h).sum(1) / C
     if input.dim() == 1:
         loss = loss.squeeze(0)
     return reduce_loss(loss, reduction, "multi_margin_loss")
 
 
-def _hinge(z):
-    """max(z, 0) with PyTorch's margin-loss gradient: none at z = 0 (where clamp passes one); NaN
-    stays NaN (PyTorch's kernels skip it, which hides it)."""
-    return _ops.where(z <= 0, 0.0, z)
+def _hinge(z, terms, h=None):
+    """``h`` (default ``z``) where z > 0 and ``terms`` (bool) holds, else 0: the skipped terms add
+    nothing (even NaN, inf - inf or 0 * an infinite weight), with PyTorch's margin-loss gradient,
+    none at z = 0 (where clamp passes one). A NaN z stays NaN (PyTorch's kernels skip it, which
+    hides it)."""
+    return _ops.where(terms & ~(z <= 0), z if h is None else h, 0.0)
 
 
 @_amp_policy("soft_margin_loss")
