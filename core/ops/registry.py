@@ -310,6 +310,10 @@ def make_view(op: OpDef, x: Tensor, shape: tuple, stride: tuple, offset: int, ar
     v = _alias(x, shape, stride, offset)
     if _grad.enabled and (x._requires_grad or (x._base is not None and view_requires_grad(x))):
         record(op, args, (x,), v)
+        if v._base is None and x._base is not None:
+            # a view of a leaf view (``t[1:].requires_grad_()``) stays a view of its base, as in
+            # PyTorch, where an in-place op on it is refused (a view of a leaf)
+            v._base = x._base
     return v
 
 

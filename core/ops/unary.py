@@ -263,14 +263,31 @@ def _float(x, op: str):
     return x if x._dtype.category == _FLOAT else CP.cast(x, D.get_default_dtype())
 
 
-@composite("logit", inplace=True)
+def _logit_decomp(x, lo, hi):
+    if lo is not None:
+        x = PW.clamp(x, lo, hi)
+    return log(A.div(x, A.sub(1.0, x)))  # each step rounded to the dtype, as PyTorch's kernel
+
+
+def _logit_bw(ctx, g):
+    # PyTorch's formula, g / (x (1 - x)), with g * inf at 0 (-0.0 too) and 1 (not 0/0); NaN
+    # outside [0, 1], or 0 outside [eps, 1 - eps] (the clamp's flat parts)
+    x, lo, hi = ctx.args
+    d = PW.where(CMP.eq(x, 0.0) | CMP.eq(x, 1.0), g * math.inf, g / (x * (1 - x)))
+    if lo is None:
+        return (PW.where(CMP.lt(x, 0.0) | CMP.gt(x, 1.0), math.nan, d),)
+    return (PW.where(CMP.lt(x, lo) | CMP.gt(x, hi), 0.0, d),)
+
+
+@defop("logit", decomposition=_logit_decomp, backward=_logit_bw, result="elementwise", inplace=True, group="unary")
 def logit(input, eps=None):
     """log(p / (1 - p)), with p clamped to [eps, 1 - eps] when eps is given."""
     x = _float(input, "logit")
-    dt = x._dtype
-    if eps is not None:  # the bounds in the input's dtype (bfloat16: 1 - 1e-6 is 1), as PyTorch
-        x = PW.clamp(x, _rounded(eps, dt), _rounded(1.0 - _rounded(eps, dt), dt))
-    return log(A.div(x, A.sub(1.0, x)))  # each step rounded to the dtype, as PyTorch's kernel
+    if eps is None:
+        return x._device, (x, None, None), (x,)
+    dt = x._dtype  # the bounds in the input's dtype (bfloat16: 1 - 1e-6 is 1), as PyTorch
+    lo = _rounded(eps, dt)
+    return x._device, (x, lo, _rounded(1.0 - lo, dt)), (x,)
 
 
 def _rounded(v: float, dt) -> float:

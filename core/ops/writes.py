@@ -134,11 +134,13 @@ def check_inplace(t, opname: str) -> None:
     """PyTorch's refusals for in-place ops under grad mode."""
     if not _grad.enabled:
         return
-    if t._requires_grad and t._grad_fn is None and t._base is None:
-        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
     b = t._base
-    if b is not None and b._requires_grad and b._grad_fn is None:
+    # a view that requires grad (also one made a leaf by requires_grad_()) of a leaf base, as
+    # PyTorch: writing into it would rebase the leaf's history
+    if b is not None and b._grad_fn is None and (t._requires_grad or b._requires_grad):
         raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
+    if t._requires_grad and t._grad_fn is None:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
 
 
 # ops that write one value everywhere: elements sharing a memory location get the same value,

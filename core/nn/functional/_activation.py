@@ -117,7 +117,9 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
             weight = weight.reshape((1, c) + (1,) * (input.dim() - 2))
     elif weight.dim() > 0:
         weight = weight.reshape(())
-    return _ops.where(input >= 0, input, input * weight)
+    # "x > 0 keeps x", as PyTorch: at 0 the slope is the input's gradient (and 0 * inf is NaN);
+    # the slope is picked before the product, so that an infinite one gives no 0 * inf gradients
+    return input * _ops.where(input > 0, 1.0, weight)
 
 
 def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
@@ -207,13 +209,22 @@ def tanh(input: Tensor) -> Tensor:
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
     """x * relu6(x + 3) / 6."""
     x = _opmath(_operand(_floating(input, "hardswish"), inplace))
-    return _inplace(input, (x * _ops.clamp(x + 3.0, 0.0, 6.0) / 6.0).to(input.dtype), inplace)
+    # PyTorch's pieces: gradient 0 for x <= -3, x / 3 + 1/2 for -3 < x < 3, and 1 from 3 on (and
+    # for NaN); x * 0 keeps -0.0 below -3 and NaN at -inf. The middle piece reads x only inside,
+    # so that its unused gradient is never 0 * inf
+    inside = (x > -3.0) & (x < 3.0)
+    xm = _ops.where(inside, x, 0.0)
+    y = _ops.where(x <= -3.0, x * 0.0, _ops.where(inside, xm * (xm + 3.0) / 6.0, x))
+    return _inplace(input, y.to(input.dtype), inplace)
 
 
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
     """relu6(x + 3) / 6."""
     x = _opmath(_floating(input, "hardsigmoid"))
-    return _inplace(input, (_ops.clamp(x + 3.0, 0.0, 6.0) / 6.0).to(input.dtype), inplace)
+    # the gradient (1/6) passes only strictly inside (-3, 3), as PyTorch's (not at the bounds, nor NaN)
+    inside = (x > -3.0) & (x < 3.0)
+    y = _ops.where(inside, (x + 3.0) / 6.0, _ops.clamp(x.detach() + 3.0, 0.0, 6.0) / 6.0)
+    return _inplace(input, y.to(input.dtype), inplace)
 
 
 @_amp_policy("softplus")
@@ -272,7 +283,19 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
     else:
         value = float(value)
     # "x <= threshold gives value", as PyTorch: NaN is kept
-    return _inplace(input, _ops.where(input <= threshold, value, input), inplace)
+    r = _ops.where(input <= threshold, value, input)
+    if inplace and not (_state.grad.enabled and input.requires_grad) and _overlapping(input):
+        # PyTorch's threshold_ writes an expanded input (every alias of an element gets the same
+        # value): write each of its elements once
+        one = tuple(slice(0, 1) if st == 0 else slice(None) for st in input.stride())
+        input[one].copy_(r[one])
+        return input
+    return _inplace(input, r, inplace)
+
+
+def _overlapping(t: Tensor) -> bool:
+    """Whether several elements of ``t`` share one memory location (an expanded dim)."""
+    return t.numel() > 0 and any(st == 0 and n > 1 for n, st in zip(t.shape, t.stride()))
 
 
 def threshold_(input: Tensor, threshold_: float, value: float) -> Tensor:

@@ -115,6 +115,13 @@ def _check_target(op, target):
     return target if target.dtype is D.int64 else target.to(D.int64)
 
 
+def _not_differentiable(t, fn, name):
+    """PyTorch's refusal, under grad mode, of a tensor argument its function has no gradient for."""
+    if t is not None and _state.grad.enabled and t.requires_grad:
+        raise RuntimeError(f"The function '{fn}' is not differentiable with respect to argument '{name}'. This input "
+                           "cannot have requires_grad True.")
+
+
 def _check_weight(op, weight, C):
     if weight is not None and (weight.dim() != 1 or weight.shape[0] != C):
         raise RuntimeError(f"{op}: weight tensor should be defined either for all {C} classes or no classes but got "
@@ -133,6 +140,7 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
     x, t, tshape = _class_layout("nll_loss", input, target)
     C = x.shape[1]
     _check_weight("nll_loss", weight, C)
+    _not_differentiable(weight, "nll_loss_forward", "weight")
     # out-of-range targets raise IndexError in the op itself (its kernel or its gather), which
     # spares every training step a device-to-host check of the targets
     r = _nnops.nll_loss(x, t, weight, reduction, ignore_index)
@@ -166,6 +174,8 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None, s
     _check_weight("cross_entropy", weight, C)
     logp = _nnops.log_softmax(input, cdim)
     if target.dtype.category == D._FLOAT:
+        if ignore_index >= 0:
+            raise RuntimeError("ignore_index is not supported for floating point target")
         if tuple(target.shape) != tuple(input.shape):
             raise RuntimeError(f"cross_entropy: class-probability targets must have the input's shape, got target "
                                f"{desc(target)} for input {desc(input)}")
@@ -211,9 +221,12 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Using a target size ({target.shape}) that is different to the input size ({input.shape}) "
                          "is deprecated. Please ensure they have the same size.")
-    with _state.grad_disabled():
-        if input.numel() and bool(((input < 0) | (input > 1)).any()):
+    _not_differentiable(weight, "binary_cross_entropy", "weight")
+    with _state.grad_disabled():  # "0 <= x <= 1" as PyTorch's check: NaN is refused too
+        if input.numel() and not bool(((input >= 0) & (input <= 1)).all()):
             raise RuntimeError("binary_cross_entropy: all elements of input should be between 0 and 1")
+        if target.numel() and not bool(((target >= 0) & (target <= 1)).all()):
+            raise RuntimeError("binary_cross_entropy: all elements of target should be between 0 and 1")
     loss = _nnops.binary_cross_entropy(input, target)
     if weight is not None:
         loss = loss * weight
@@ -348,11 +361,12 @@ def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight: Tensor | 
                                 reduce=None, reduction: str = "mean") -> Tensor:
     """Per-class logistic loss averaged over classes (multi-label targets in {0, 1})."""
     reduction = legacy_reduction(size_average, reduce, reduction)
+    if input.dim() == 0:  # the classes are the last dim
+        raise IndexError("multilabel_soft_margin_loss: Dimension specified as -1 but tensor has no dimensions")
     loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
     if weight is not None:
         loss = loss * weight
-    C = input.shape[-1] if input.dim() else 1
-    loss = loss.sum(input.dim() - 1) / C if input.dim() else loss
+    loss = loss.sum(input.dim() - 1) / input.shape[-1]
     return reduce_loss(loss, reduction, "multilabel_soft_margin_loss")
 
 
@@ -371,9 +385,9 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, size_average=None, red
     member = _factory.zeros((N, C), dtype=x.dtype, device=x.device).scatter_add(
         1, safe, valid.to(x.dtype)).clamp_max(1.0)
     xt = x.gather(1, safe)  # (N, S)
-    hinge = (1 - (xt.unsqueeze(2) - x.unsqueeze(1))).clamp_min(0.0)  # (N, S, C)
-    mask = valid.to(x.dtype).unsqueeze(2) * (1 - member).unsqueeze(1)
-    loss = (hinge * mask).sum((1, 2)) / C
+    # (N, S, C): 1 - x_target + x_j (in PyTorch's order), for valid targets and non-target classes
+    z = (1 - xt.unsqueeze(2)) + x.unsqueeze(1)
+    loss = _hinge(z, valid.unsqueeze(2) & (member == 0).unsqueeze(1)).sum((1, 2)) / C
     if input.dim() == 1:
         loss = loss.squeeze(0)
     return reduce_loss(loss, reduction, "multilabel_margin_loss")
@@ -390,23 +404,36 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
     t = (target if target.dim() == 1 else target.reshape(1)).to(D.int64)
     N, C = x.shape
     _check_classes("multi_margin_loss", t, C, None)
+    _not_differentiable(weight, "multi_margin_loss", "weight")
     xy = x.gather(1, t.unsqueeze(1))
-    z = (margin - xy + x).clamp_min(0.0)
-    if p == 2:
-        z = z * z
+    notself = _factory.arange(C, device=x.device) != t.unsqueeze(1)
+    z = margin - xy + x
+    h = z * z if p == 2 else z
     if weight is not None:
-        z = z * weight.index_select(0, t).unsqueeze(1)
-    notself = _factory.ones((N, C), dtype=x.dtype, device=x.device).scatter(1, t.unsqueeze(1), 0.0)
-    loss = (z * notself).sum(1) / C
+        h = h * weight.index_select(0, t).unsqueeze(1)
+    loss = _hinge(z, notself, h).sum(1) / C
     if input.dim() == 1:
         loss = loss.squeeze(0)
     return reduce_loss(loss, reduction, "multi_margin_loss")
+
+
+def _hinge(z, terms, h=None):
+    """``h`` (default ``z``) where z > 0 and ``terms`` (bool) holds, else 0: the skipped terms add
+    nothing (even NaN, inf - inf or 0 * an infinite weight), with PyTorch's margin-loss gradient,
+    none at z = 0 (where clamp passes one). A NaN z stays NaN (PyTorch's kernels skip it, which
+    hides it)."""
+    return _ops.where(terms & ~(z <= 0), z if h is None else h, 0.0)
 
 
 @_amp_policy("soft_margin_loss")
 def soft_margin_loss(input: Tensor, target: Tensor, size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
     """log(1 + exp(-y x))."""
     reduction = legacy_reduction(size_average, reduce, reduction)
+    _not_differentiable(target, "soft_margin_loss", "target")
+    shape = _ops.broadcast_shapes(tuple(input.shape), tuple(target.shape))
+    if shape != tuple(input.shape):  # the loss has the input's shape, as PyTorch's kernel output
+        raise RuntimeError(f"soft_margin_loss: output with shape {list(input.shape)} doesn't match the broadcast "
+                           f"shape {list(shape)}")
     loss = -logsigmoid(target * input)  # log(1 + exp(-y x)), stable, with the right gradient at 0
     return reduce_loss(loss, reduction, "soft_margin_loss")
 

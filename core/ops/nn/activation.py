@@ -5,6 +5,7 @@ from __future__ import annotations
 from ... import _dtype as D
 from ..._tensor import Tensor
 from .. import _args as U
+from .. import copy as CP
 from .. import reduction as R
 from .. import unary as UN
 from ..declare import defop
@@ -49,8 +50,6 @@ def _softmax_plan(name, input, dim, dtype):
     if dtype is None:
         if not isinstance(input, Tensor):
             raise TypeError(f"{name}(): argument 'input' must be Tensor, not {type(input).__name__}")
-        if input._dtype.category != D._FLOAT:
-            raise RuntimeError(f"{name}: expected a floating point input, got {U.desc(input)}")
         x = input
     else:
         x = input.to(D.to_dtype(dtype))
@@ -58,6 +57,10 @@ def _softmax_plan(name, input, dim, dtype):
         # PyTorch's legacy implicit dim: 0 for 0-, 1- and 3-d inputs, else 1
         dim = 0 if x.dim() in (0, 1, 3) else 1
     d = U.wrap_dim(dim, x.dim(), name)
+    if x._dtype.category != D._FLOAT:
+        if x.numel() == 0:  # nothing to compute: PyTorch returns the empty input's copy
+            return None, CP.clone(x), None
+        raise U.dtype_not_implemented(name, x._dtype, "expected a floating point input")
     if x.dim() == 0:
         x1 = x.reshape(1)
         return None, dispatch(OPS[name], x._device, (x1, 0), (x1,)).reshape(()), None

@@ -27,7 +27,8 @@ def _nll_weights(target, weight, ignore_index, dtype):
 def _nll_decomp(logp, target, weight, reduction, ignore_index):
     w, safe = _nll_weights(target, weight, ignore_index, logp._dtype)
     picked = IX.gather(logp, 1, safe.unsqueeze(1)).squeeze(1)
-    loss = -(picked * w)
+    # an ignored target adds nothing, as PyTorch's (not 0 * its log-probability, NaN at -inf)
+    loss = PW.where(CMP.ne(target, ignore_index), -(picked * w), 0.0)
     if reduction == "none":
         return loss
     if reduction == "sum":
@@ -39,7 +40,8 @@ def _nll_bw(ctx, g):
     logp, target, weight, reduction, ignore_index = ctx.args
     w, safe = _nll_weights(target, weight, ignore_index, g._dtype)
     if reduction == "mean":
-        coef = -(w / R.sum(w, (0,), False)) * g
+        # an ignored target gets no gradient (not 0 / 0 when every target is ignored)
+        coef = PW.where(CMP.ne(target, ignore_index), -(w / R.sum(w, (0,), False)) * g, 0.0)
     else:
         coef = -w * g
     z = CR.zeros(logp.shape, dtype=g._dtype, device=g._device)

@@ -42,7 +42,7 @@ class Losses(KernelGroup):
         w = valid.astype(picked.dtype)
         if weight is not None:
             w = w * self.nd(weight)[safe]
-        loss = -(picked * w)
+        loss = xp.where(valid, -(picked * w), 0.0)  # an ignored target adds nothing (not 0 * -inf)
         if reduction == "none":
             r = loss
         elif reduction == "sum":
