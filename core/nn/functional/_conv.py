@@ -1,6 +1,8 @@
 """Linear maps: ``F.linear``, ``F.bilinear``, convolutions and their transposes, ``F.unfold``/``F.fold``."""
 from __future__ import annotations
 
+import math
+
 from ... import _dtype as D
 from ..._tensor import Tensor
 from ...backend.shapes import conv_out, conv_transpose_out
@@ -40,6 +42,10 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         check_tensor(bias, "linear", "bias")
     _same_dtype("linear", input, weight, bias)
     if weight.dim() == 1:
+        if bias is not None and (input.dim() == 2 or (bias.dim() == 1 and input.is_contiguous())):
+            # (PyTorch's fused addmm paths, taken for a 2-D input or a 1-D bias, need a matrix)
+            raise RuntimeError(f"linear: mat2 must be a matrix, got 1-D tensor (weight {desc(weight)}, input "
+                               f"{desc(input)}, bias {desc(bias)})")
         r = input.matmul(weight)
         return r if bias is None else r + bias
     if bias is not None and bias.dim() > 1 or input.dtype.category != D._FLOAT:
@@ -64,9 +70,10 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None
         raise RuntimeError(f"bilinear: input1 {desc(input1)} and input2 {desc(input2)} don't match weight "
                            f"{desc(weight)} (expected (*, {I}) and (*, {J}) with equal leading dims)")
     lead = input1.shape[:-1]
-    x1 = input1.reshape(-1, I)
-    x2 = input2.reshape(-1, J)
-    tmp = x1.matmul(weight.permute(1, 0, 2).reshape(I, O * J)).reshape(-1, O, J)
+    n = math.prod(lead)  # (no -1 in the reshapes: any size may be 0)
+    x1 = input1.reshape(n, I)
+    x2 = input2.reshape(n, J)
+    tmp = x1.matmul(weight.permute(1, 0, 2).reshape(I, O * J)).reshape(n, O, J)
     y = (tmp * x2.unsqueeze(1)).sum(-1)
     if bias is not None:
         y = y + bias
