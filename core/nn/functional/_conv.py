@@ -69,6 +69,9 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None
     if input1.shape[-1] != I or input2.shape[-1] != J or input1.shape[:-1] != input2.shape[:-1]:
         raise RuntimeError(f"bilinear: input1 {desc(input1)} and input2 {desc(input2)} don't match weight "
                            f"{desc(weight)} (expected (*, {I}) and (*, {J}) with equal leading dims)")
+    if I == 0 or J == 0:  # (PyTorch's reshape of the inputs to (-1, 0) fails)
+        raise RuntimeError(f"bilinear: cannot reshape tensor of 0 elements into shape [-1, 0] (input1 {desc(input1)}, "
+                           f"input2 {desc(input2)}, weight {desc(weight)})")
     lead = input1.shape[:-1]
     n = math.prod(lead)  # (no -1 in the reshapes: any size may be 0)
     x1 = input1.reshape(n, I)
