@@ -214,6 +214,9 @@ def _conv_t_nd(op, nsp, input, weight, bias, stride, padding, output_padding, gr
     kernel = weight.shape[2:]
     out_sp = [conv_transpose_out(x.shape[2 + i], kernel[i], stride[i], padding[i], output_padding[i], dilation[i])
               for i in range(nsp)]
+    if x.shape[0] == 0 and all(o >= 0 for o in out_sp):
+        # an empty batch: PyTorch returns the empty result without its output size check (in the graph)
+        return x.reshape(-1).narrow(0, 0, 0).reshape((0, Cout) + tuple(out_sp)) + weight.sum() * 0
     if any(o <= 0 for o in out_sp):
         raise RuntimeError(f"{op}: Given input size per channel: {list(x.shape[2:])}. Calculated output size per "
                            f"channel: {out_sp}. Output size is too small")
@@ -269,6 +272,9 @@ def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=
     if input.dim() not in (2, 3):
         raise RuntimeError(f"fold: Input Error: Only unbatched (2D) or batched (3D) input Tensors are supported "
                            f"(got {input.dim()}D)")
+    if any(v == 0 for v in input.shape[int(batched):]):  # (only the batch may be empty)
+        raise RuntimeError(f"fold: Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and "
+                           f"non-zero dimensions for input, but got: {list(input.shape)}")
     x = input if batched else input.unsqueeze(0)
     o = ntuple(output_size, 2, "output_size", "fold")
     k = ntuple(kernel_size, 2, "kernel_size", "fold")

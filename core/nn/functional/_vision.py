@@ -60,7 +60,8 @@ def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) 
         raise NotImplementedError(f"Unrecognised padding mode {mode}")
     npad = len(pad) // 2
     if input.dim() < npad + 1:
-        raise RuntimeError(f"pad: {mode} padding of {npad} dims expects at least {npad + 1}-D input, got {desc(input)}")
+        raise NotImplementedError(f"pad: {mode} padding of {npad} dims expects at least {npad + 1}-D input, got "
+                                  f"{desc(input)}")
     x = input
     for i in range(npad):
         d = input.dim() - 1 - i
