@@ -319,7 +319,7 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mod
         iyc = iy.clamp(0, H - 1).to(D.int64)
         idx = (iyc * W + ixc).reshape(N, 1, Ho * Wo).expand(N, C, Ho * Wo)
         v = flat.gather(2, idx).reshape(N, C, Ho, Wo)
-        return v * inside.unsqueeze(1).to(v.dtype)
+        return _ops.where(inside.unsqueeze(1), v, 0.0)  # (a select: an inf at the clamped tap stays out)
 
     if mode == "nearest":
         return tap(_ops.round(x), _ops.round(y))
