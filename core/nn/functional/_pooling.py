@@ -45,7 +45,7 @@ def _pool_args(op, nsp, x, kernel_size, stride, padding, dilation, ceil_mode):
     if any(v <= 0 for v in d):
         raise RuntimeError(f"{op}: dilation must be greater than zero, but got {list(d)}")
     for i in range(nsp):
-        if p[i] < 0 or p[i] > (d[i] * (k[i] - 1) + 1) // 2:
+        if p[i] < 0 or p[i] > k[i] // 2:  # (as PyTorch: of the kernel size, whatever the dilation)
             raise RuntimeError(f"{op}: pad should be at most half of effective kernel size, but got pad={list(p)}, "
                                f"kernel_size={list(k)} and dilation={list(d)}")
     sp = x.shape[2:]
@@ -241,6 +241,11 @@ def _adaptive_max(op, nsp, input, output_size, return_indices):
     K = flat_idx.shape[-1]
     g = xf.index_select(2, flat_idx.reshape(-1)).reshape((N, C) + tuple(shape_o) + (K,))
     vals, arg = g.max(-1)
+    if g.dtype.category == D._FLOAT:  # a NaN wins, the last one (PyTorch's loop: val > max or isnan(val))
+        nans = g.isnan()
+        if bool(nans.any()):
+            arg = _ops.where(nans.any(-1), (K - 1) - nans.to(D.int64).flip(-1).argmax(-1), arg)
+            vals = g.gather(-1, arg.unsqueeze(-1)).squeeze(-1)
     if not return_indices:
         return vals if batched else vals.squeeze(0)
     pos = flat_idx.expand((N, C) + tuple(shape_o) + (K,)).gather(-1, arg.unsqueeze(-1)).squeeze(-1)
