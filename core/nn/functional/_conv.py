@@ -195,11 +195,6 @@ def _conv_t_nd(op, nsp, input, weight, bias, stride, padding, output_padding, gr
     x, batched, stride, dilation = _conv_prep(op, nsp, input, weight, bias, stride, padding, dilation, groups)
     padding = ntuple(padding, nsp, "padding", op)
     output_padding = ntuple(output_padding, nsp, "output_padding", op)
-    for i in range(nsp):
-        if output_padding[i] >= stride[i] and output_padding[i] >= dilation[i]:
-            raise RuntimeError(f"{op}: output padding must be smaller than either stride or dilation, but got "
-                               f"output_padding={list(output_padding)}, stride={list(stride)}, "
-                               f"dilation={list(dilation)}")
     C = x.shape[1]
     if C != weight.shape[0]:
         raise RuntimeError(f"{op}: Given transposed=1, weight of size {list(weight.shape)}, expected input"
@@ -215,8 +210,14 @@ def _conv_t_nd(op, nsp, input, weight, bias, stride, padding, output_padding, gr
     out_sp = [conv_transpose_out(x.shape[2 + i], kernel[i], stride[i], padding[i], output_padding[i], dilation[i])
               for i in range(nsp)]
     if x.shape[0] == 0 and all(o >= 0 for o in out_sp):
-        # an empty batch: PyTorch returns the empty result without its output size check (in the graph)
-        return x.reshape(-1).narrow(0, 0, 0).reshape((0, Cout) + tuple(out_sp)) + weight.sum() * 0
+        # an empty batch: PyTorch returns the empty result without its kernel's checks (in the graph)
+        r = x.reshape(-1).narrow(0, 0, 0).reshape((0, Cout) + tuple(out_sp)) + weight.sum() * 0
+        return r if bias is None else r + bias.sum() * 0
+    for i in range(nsp):
+        if output_padding[i] >= stride[i] and output_padding[i] >= dilation[i]:
+            raise RuntimeError(f"{op}: output padding must be smaller than either stride or dilation, but got "
+                               f"output_padding={list(output_padding)}, stride={list(stride)}, "
+                               f"dilation={list(dilation)}")
     if any(o <= 0 for o in out_sp):
         raise RuntimeError(f"{op}: Given input size per channel: {list(x.shape[2:])}. Calculated output size per "
                            f"channel: {out_sp}. Output size is too small")

@@ -146,12 +146,12 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bia
     if input.dim() < 2:
         raise RuntimeError(f"group_norm: Expected at least 2 dimensions for input tensor but received {input.dim()}")
     N, C = input.shape[:2]
+    if num_groups > 0 and N * C // num_groups * math.prod(input.shape[2:]) == 1:  # (PyTorch's first check)
+        raise ValueError(f"group_norm: Expected more than 1 value per channel when training, got input size "
+                         f"{[N * C // num_groups, num_groups] + list(input.shape[2:])}")
     if C % num_groups:
         raise RuntimeError(f"group_norm: Expected number of channels in input to be divisible by num_groups, but got "
                            f"input of shape {list(input.shape)} and num_groups={num_groups}")
-    if N * C // num_groups * math.prod(input.shape[2:]) == 1:  # (PyTorch's check: its batch size is N * C / G)
-        raise ValueError(f"group_norm: Expected more than 1 value per channel when training, got input size "
-                         f"{[N * C // num_groups, num_groups] + list(input.shape[2:])}")
     x = input.reshape(N, num_groups, C // num_groups * math.prod(input.shape[2:]))  # (no -1: N may be 0)
     out = _nnops.layer_norm(x, None, None, 1, eps)[0].reshape(input.shape)
     cs = _channel_shape(input)

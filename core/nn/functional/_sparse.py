@@ -47,13 +47,13 @@ def _check_range(op, idx, num, width=1):
         if lo < 0 or hi >= num:
             bad = lo if lo < 0 else hi
             # (PyTorch's lookup into a weight of zero-width rows raises RuntimeError, not IndexError)
-            raise (IndexError if width else RuntimeError)(f"{op}: index {bad} is out of range for an embedding of {num} rows (index out of range "
-                             "in self)")
+            raise (IndexError if width else RuntimeError)(
+                f"{op}: index {bad} is out of range for an embedding of {num} rows (index out of range in self)")
 
 
 def _renorm(weight, idx, max_norm, norm_type):
     """Rescale the rows ``idx`` of ``weight`` in place to norm at most ``max_norm`` (as PyTorch)."""
-    if idx.numel() == 0:  # no row looked up, none rescaled (nor written: weight may be an expanded tensor)
+    if idx.numel() == 0 or weight.numel() == 0:  # nothing to rescale (nor to write: weight may be expanded)
         return
     with _state.grad_disabled():
         rows = idx.reshape(-1).unique()
