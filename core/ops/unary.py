@@ -75,7 +75,7 @@ def _x(ctx):
 
 
 def _zero_grad(ctx, g):
-    return (g * 0.0,)
+    return (g.new_zeros(g.shape),)  # (PyTorch's zeros_like: an inf or NaN gradient does not leak through)
 
 
 # -- the primitives ---------------------------------------------------------------------------

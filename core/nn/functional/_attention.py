@@ -34,6 +34,8 @@ def _safe_softmax(scores: Tensor, masked: bool) -> Tensor:
     """softmax over the last dim; with ``masked``, rows that are entirely -inf give zeros."""
     if not masked:
         return _softmax(scores, -1)
+    if scores.numel() == 0:  # (no row to take the max of)
+        return _softmax(scores, -1)
     dead = eq(amax(scores, -1, True), _NEG_INF)
     return where(dead, 0.0, _softmax(where(dead, 0.0, scores), -1))
 
@@ -95,7 +97,8 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
                                f"key ({hk}) and value ({hv}) heads")
         key = key.repeat_interleave(hq // hk, -3)
         value = value.repeat_interleave(hq // hv, -3)
-    s = 1.0 / math.sqrt(query.shape[-1]) if scale is None else float(scale)
+    E = query.shape[-1]
+    s = (1.0 / math.sqrt(E) if E else math.inf) if scale is None else float(scale)  # (E = 0: 1/sqrt(0), as floats)
     scores = matmul(query, key.transpose(-2, -1)) * s
     masked = False
     if is_causal:

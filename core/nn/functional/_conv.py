@@ -1,6 +1,8 @@
 """Linear maps: ``F.linear``, ``F.bilinear``, convolutions and their transposes, ``F.unfold``/``F.fold``."""
 from __future__ import annotations
 
+import math
+
 from ... import _dtype as D
 from ..._tensor import Tensor
 from ...backend.shapes import conv_out, conv_transpose_out
@@ -40,6 +42,10 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         check_tensor(bias, "linear", "bias")
     _same_dtype("linear", input, weight, bias)
     if weight.dim() == 1:
+        if bias is not None and (input.dim() == 2 or (bias.dim() == 1 and input.is_contiguous())):
+            # (PyTorch's fused addmm paths, taken for a 2-D input or a 1-D bias, need a matrix)
+            raise RuntimeError(f"linear: mat2 must be a matrix, got 1-D tensor (weight {desc(weight)}, input "
+                               f"{desc(input)}, bias {desc(bias)})")
         r = input.matmul(weight)
         return r if bias is None else r + bias
     if bias is not None and bias.dim() > 1 or input.dtype.category != D._FLOAT:
@@ -63,10 +69,14 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None
     if input1.shape[-1] != I or input2.shape[-1] != J or input1.shape[:-1] != input2.shape[:-1]:
         raise RuntimeError(f"bilinear: input1 {desc(input1)} and input2 {desc(input2)} don't match weight "
                            f"{desc(weight)} (expected (*, {I}) and (*, {J}) with equal leading dims)")
+    if I == 0 or J == 0:  # (PyTorch's reshape of the inputs to (-1, 0) fails)
+        raise RuntimeError(f"bilinear: cannot reshape tensor of 0 elements into shape [-1, 0] (input1 {desc(input1)}, "
+                           f"input2 {desc(input2)}, weight {desc(weight)})")
     lead = input1.shape[:-1]
-    x1 = input1.reshape(-1, I)
-    x2 = input2.reshape(-1, J)
-    tmp = x1.matmul(weight.permute(1, 0, 2).reshape(I, O * J)).reshape(-1, O, J)
+    n = math.prod(lead)  # (no -1 in the reshapes: any size may be 0)
+    x1 = input1.reshape(n, I)
+    x2 = input2.reshape(n, J)
+    tmp = x1.matmul(weight.permute(1, 0, 2).reshape(I, O * J)).reshape(n, O, J)
     y = (tmp * x2.unsqueeze(1)).sum(-1)
     if bias is not None:
         y = y + bias
@@ -185,11 +195,6 @@ def _conv_t_nd(op, nsp, input, weight, bias, stride, padding, output_padding, gr
     x, batched, stride, dilation = _conv_prep(op, nsp, input, weight, bias, stride, padding, dilation, groups)
     padding = ntuple(padding, nsp, "padding", op)
     output_padding = ntuple(output_padding, nsp, "output_padding", op)
-    for i in range(nsp):
-        if output_padding[i] >= stride[i] and output_padding[i] >= dilation[i]:
-            raise RuntimeError(f"{op}: output padding must be smaller than either stride or dilation, but got "
-                               f"output_padding={list(output_padding)}, stride={list(stride)}, "
-                               f"dilation={list(dilation)}")
     C = x.shape[1]
     if C != weight.shape[0]:
         raise RuntimeError(f"{op}: Given transposed=1, weight of size {list(weight.shape)}, expected input"
@@ -204,6 +209,15 @@ def _conv_t_nd(op, nsp, input, weight, bias, stride, padding, output_padding, gr
     kernel = weight.shape[2:]
     out_sp = [conv_transpose_out(x.shape[2 + i], kernel[i], stride[i], padding[i], output_padding[i], dilation[i])
               for i in range(nsp)]
+    if x.shape[0] == 0 and all(o >= 0 for o in out_sp):
+        # an empty batch: PyTorch returns the empty result without its kernel's checks (in the graph)
+        r = x.reshape(-1).narrow(0, 0, 0).reshape((0, Cout) + tuple(out_sp)) + weight.sum() * 0
+        return r if bias is None else r + bias.sum() * 0
+    for i in range(nsp):
+        if output_padding[i] >= stride[i] and output_padding[i] >= dilation[i]:
+            raise RuntimeError(f"{op}: output padding must be smaller than either stride or dilation, but got "
+                               f"output_padding={list(output_padding)}, stride={list(stride)}, "
+                               f"dilation={list(dilation)}")
     if any(o <= 0 for o in out_sp):
         raise RuntimeError(f"{op}: Given input size per channel: {list(x.shape[2:])}. Calculated output size per "
                            f"channel: {out_sp}. Output size is too small")
@@ -259,6 +273,9 @@ def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=
     if input.dim() not in (2, 3):
         raise RuntimeError(f"fold: Input Error: Only unbatched (2D) or batched (3D) input Tensors are supported "
                            f"(got {input.dim()}D)")
+    if any(v == 0 for v in input.shape[int(batched):]):  # (only the batch may be empty)
+        raise RuntimeError(f"fold: Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and "
+                           f"non-zero dimensions for input, but got: {list(input.shape)}")
     x = input if batched else input.unsqueeze(0)
     o = ntuple(output_size, 2, "output_size", "fold")
     k = ntuple(kernel_size, 2, "kernel_size", "fold")

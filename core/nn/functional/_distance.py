@@ -1,7 +1,8 @@
 """Distances: ``F.pairwise_distance``, ``F.cosine_similarity``, ``F.pdist``."""
 from __future__ import annotations
 
-from ...ops import creation as _factory
+import math
+
 from ... import ops as _ops
 from ..._tensor import Tensor
 from ...ops.autocast import policy as _amp_policy
@@ -41,8 +42,23 @@ def pdist(input: Tensor, p: float = 2) -> Tensor:
     if input.dim() != 2:
         raise RuntimeError(f"pdist only supports 2D tensors, got: {input.dim()}D")
     n = input.shape[0]
-    if n < 2:
-        return _factory.zeros(0, dtype=input.dtype, device=input.device)
+    if n < 2:  # no pair: an empty result, still in input's graph
+        return input.reshape(-1).narrow(0, 0, 0) * 1
     ij = _ops.triu_indices(n, n, 1, device=input.device)
     diff = input.index_select(0, ij[0]) - input.index_select(0, ij[1])
+    if not input.dtype.is_floating_point:
+        return _ops.norm(diff, p, 1)
+    a = diff.abs()
+    if p == 0:  # the count of differing elements: NaN where one is NaN
+        return _ops.where(diff.isnan(), diff, (diff != 0).to(diff.dtype)).sum(1)
+    if p == math.inf:
+        # the largest |difference|, its gradient going whole to every element that reaches it (as
+        # PyTorch's pdist; amax would share it among them)
+        m = a.amax(1, keepdim=True).detach()
+        on = (a == m) & m.isfinite()
+        return (m + _ops.where(on, a - m, 0.0).sum(1, keepdim=True)).squeeze(1)
+    if 0 < p < 1:  # |d|^p has no finite gradient at d = 0: PyTorch's pdist gives 0 there
+        zero = a == 0
+        t = _ops.where(zero, 0.0, _ops.where(zero, 1.0, a).pow(p))
+        return t.sum(1).pow(1.0 / p)
     return _ops.norm(diff, p, 1)

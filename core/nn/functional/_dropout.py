@@ -45,7 +45,7 @@ def _channel_mask(input: Tensor, p: float, batched_dims: int) -> Tensor:
 def _feature_dropout(input, p, training, inplace, lead):
     """Channel dropout: one draw per index of the first ``lead`` dims (PyTorch's feature_dropout
     with the unbatched forms' leading 1 left out)."""
-    if not training or p == 0.0:
+    if not training or p == 0.0 or input.numel() == 0:
         return input
     if p == 1.0:
         return _apply(input, input * 0.0, inplace)
@@ -108,6 +108,9 @@ def _alpha(input, p, training, inplace, feature):
         return input
     if p == 1.0:
         return _apply(input, input * 0.0, inplace)
+    if feature and input.dim() < 2 and input.numel():
+        raise RuntimeError(f"feature_alpha_dropout: Feature dropout requires at least 2 dimensions in the input "
+                           f"(got {input.dim()}-D)")
     shape = (tuple(input.shape[:2]) + (1,) * (input.dim() - 2)) if feature else tuple(input.shape)
     keep = (_ops.rand(shape, dtype=input.dtype, device=input.device) >= p).to(input.dtype)
     a = 1.0 / ((_SELU_NEG * _SELU_NEG * p + 1) * (1 - p)) ** 0.5

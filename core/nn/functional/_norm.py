@@ -9,6 +9,7 @@ from ... import _state
 from ..._tensor import Tensor
 from ...ops import nn as _nnops
 from ...ops.autocast import policy as _amp_policy
+from ...ops.writes import check_overlap
 from ._util import check_tensor, desc
 
 __all__ = ["batch_norm", "instance_norm", "layer_norm", "group_norm", "rms_norm", "local_response_norm", "normalize"]
@@ -29,6 +30,20 @@ def _update_running(running_mean, running_var, mean, invstd, n, eps, momentum):
             running_var.mul_(1.0 - momentum).add_(unbiased.reshape(running_var.shape).to(running_var.dtype) * momentum)
 
 
+def _check_running(op, running_mean, running_var, updated):
+    """PyTorch's refusals for the running statistics: a running stat that requires grad (under grad
+    mode; the op is not differentiable with respect to them) and, where they are updated in place,
+    one whose elements share memory (an expanded tensor)."""
+    for name, t in (("running_mean", running_mean), ("running_var", running_var)):
+        if t is None:
+            continue
+        if _state.grad.enabled and t.requires_grad:
+            raise RuntimeError(f"{op}: The function 'native_batch_norm' is not differentiable with respect to "
+                               f"argument '{name}'. This input cannot have requires_grad True.")
+        if updated:
+            check_overlap(t, f"{op} ({name})")
+
+
 def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None, weight: Tensor | None = None,
                bias: Tensor | None = None, training: bool = False, momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
     """Normalise each channel (dim 1) of (N, C, *) with batch statistics in training (updating the
@@ -40,6 +55,8 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight), ("bias", bias)):
         if t is not None and t.numel() != C:
             raise RuntimeError(f"batch_norm: {name} should contain {C} elements not {t.numel()} (input {desc(input)})")
+    if input.numel():  # (PyTorch computes an empty input without its batch_norm kernel, so without these checks)
+        _check_running("batch_norm", running_mean, running_var, training)
     if training:
         n = input.numel() // C if C else 0
         if n == 1:  # (an empty batch is allowed: an empty result, running statistics untouched)
@@ -67,15 +84,17 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None, running_var
                   momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
     """Normalise each (sample, channel) plane over its spatial dims."""
     check_tensor(input, "instance_norm")
-    if input.dim() < 3:
-        raise ValueError(f"instance_norm: expected 3D or more input (got {input.dim()}D input)")
+    sp = math.prod(input.shape[2:])
+    if use_input_stats and sp == 1:  # (as PyTorch: an input without spatial dims has one spatial element)
+        raise ValueError(f"instance_norm: Expected more than 1 spatial element when training, got input size "
+                         f"{list(input.shape)}")
+    if input.dim() < 2:
+        raise IndexError(f"instance_norm: Dimension out of range: the input needs a channel dim 1 (got {desc(input)})")
+    _check_running("instance_norm", running_mean, running_var, use_input_stats)
     k = input.dim() - 2
-    if use_input_stats:
-        sp = 1
-        for s in input.shape[2:]:
-            sp *= s
-        if sp <= 1:
-            raise ValueError(f"Expected more than 1 spatial element when training, got input size {list(input.shape)}")
+    if use_input_stats and sp == 0:  # empty planes: nothing to normalise, running statistics untouched
+        out = input * 1
+    elif use_input_stats:
         out, mean, invstd = _nnops.layer_norm(input, None, None, k, eps)
         if running_mean is not None or running_var is not None:
             with _state.grad_disabled():
@@ -127,6 +146,9 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None, bia
     if input.dim() < 2:
         raise RuntimeError(f"group_norm: Expected at least 2 dimensions for input tensor but received {input.dim()}")
     N, C = input.shape[:2]
+    if num_groups > 0 and N * C // num_groups * math.prod(input.shape[2:]) == 1:  # (PyTorch's first check)
+        raise ValueError(f"group_norm: Expected more than 1 value per channel when training, got input size "
+                         f"{[N * C // num_groups, num_groups] + list(input.shape[2:])}")
     if C % num_groups:
         raise RuntimeError(f"group_norm: Expected number of channels in input to be divisible by num_groups, but got "
                            f"input of shape {list(input.shape)} and num_groups={num_groups}")

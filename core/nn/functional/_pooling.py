@@ -45,7 +45,7 @@ def _pool_args(op, nsp, x, kernel_size, stride, padding, dilation, ceil_mode):
     if any(v <= 0 for v in d):
         raise RuntimeError(f"{op}: dilation must be greater than zero, but got {list(d)}")
     for i in range(nsp):
-        if p[i] < 0 or p[i] > (d[i] * (k[i] - 1) + 1) // 2:
+        if p[i] < 0 or p[i] > k[i] // 2:  # (as PyTorch: of the kernel size, whatever the dilation)
             raise RuntimeError(f"{op}: pad should be at most half of effective kernel size, but got pad={list(p)}, "
                                f"kernel_size={list(k)} and dilation={list(d)}")
     sp = x.shape[2:]
@@ -102,6 +102,10 @@ def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation
 def _avg_pool(op, nsp, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
     x, batched = _batched(op, input, nsp, True)
     k, s, p, _ = _pool_args(op, nsp, x, kernel_size, stride, padding, 1, ceil_mode)
+    if nsp == 3 and any(x.shape[2 + i] < k[i] for i in range(3)):  # (PyTorch's 3-d check, whatever the padding)
+        T, H, W = x.shape[2:]
+        raise RuntimeError(f"{op}: input image (T: {T} H: {H} W: {W}) smaller than kernel size "
+                           f"(kT: {k[0]} kH: {k[1]} kW: {k[2]})")
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError(f"{op}: divisor must be not zero")
     out = _nnops.avg_pool(x, k, s, p, ceil_mode, count_include_pad, divisor_override)
@@ -237,6 +241,11 @@ def _adaptive_max(op, nsp, input, output_size, return_indices):
     K = flat_idx.shape[-1]
     g = xf.index_select(2, flat_idx.reshape(-1)).reshape((N, C) + tuple(shape_o) + (K,))
     vals, arg = g.max(-1)
+    if g.dtype.category == D._FLOAT:  # a NaN wins, the last one (PyTorch's loop: val > max or isnan(val))
+        nans = g.isnan()
+        if bool(nans.any()):
+            arg = _ops.where(nans.any(-1), (K - 1) - nans.to(D.int64).flip(-1).argmax(-1), arg)
+            vals = g.gather(-1, arg.unsqueeze(-1)).squeeze(-1)
     if not return_indices:
         return vals if batched else vals.squeeze(0)
     pos = flat_idx.expand((N, C) + tuple(shape_o) + (K,)).gather(-1, arg.unsqueeze(-1)).squeeze(-1)
@@ -276,7 +285,8 @@ def _lp_pool(op, nsp, input, norm_type, kernel_size, stride, ceil_mode):
     if norm_type == math.inf:
         return max_pool1d(input, k, s, 0, 1, ceil_mode) if nsp == 1 else _max_pool(
             op, nsp, input, k, s, 0, 1, ceil_mode, False)
-    out = _nnops.avg_pool(x.pow(norm_type), k, s, (0,) * nsp, ceil_mode, True, None)
+    # (the checks of the avg_pool it is made of: the output size, and the 3-d input size)
+    out = _avg_pool(op, nsp, x.pow(norm_type), k, s, 0, ceil_mode, True, None)
     out = (_ops.sign(out) * _ops.relu(_ops.abs(out))).mul(K).pow(1.0 / norm_type)
     return out if batched else out.squeeze(0)
 

@@ -41,17 +41,20 @@ def _padding_idx(padding_idx, num):
     return padding_idx
 
 
-def _check_range(op, idx, num):
+def _check_range(op, idx, num, width=1):
     if idx.numel():
         lo, hi = int(idx.min()), int(idx.max())
         if lo < 0 or hi >= num:
             bad = lo if lo < 0 else hi
-            raise IndexError(f"{op}: index {bad} is out of range for an embedding of {num} rows (index out of range "
-                             "in self)")
+            # (PyTorch's lookup into a weight of zero-width rows raises RuntimeError, not IndexError)
+            raise (IndexError if width else RuntimeError)(
+                f"{op}: index {bad} is out of range for an embedding of {num} rows (index out of range in self)")
 
 
 def _renorm(weight, idx, max_norm, norm_type):
     """Rescale the rows ``idx`` of ``weight`` in place to norm at most ``max_norm`` (as PyTorch)."""
+    if idx.numel() == 0 or weight.numel() == 0:  # nothing to rescale (nor to write: weight may be expanded)
+        return
     with _state.grad_disabled():
         rows = idx.reshape(-1).unique()
         w = weight.index_select(0, rows)
@@ -71,7 +74,7 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max
     _same_device("embedding", weight, input)
     num = weight.shape[0]
     padding_idx = _padding_idx(padding_idx, num)
-    _check_range("embedding", input, num)
+    _check_range("embedding", input, num, weight.shape[1])
     idx = input if input.dtype is D.int64 else input.to(D.int64)
     if max_norm is not None:
         _renorm(weight, idx, max_norm, norm_type)
@@ -149,15 +152,14 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
         longest = max([e - s for s, e in zip(starts, ends)] + [1])
         pos = [[min(s + j, max(e - 1, 0)) for j in range(longest)] for s, e in zip(starts, ends)]
         valid = [[s + j < e for j in range(longest)] for s, e in zip(starts, ends)]
-        if not pos:
-            return _factory.zeros((0, D_), dtype=emb.dtype, device=dev)
+        if not pos or flat.numel() == 0:  # no bag, or only empty ones: zeros (in the weight's graph)
+            return emb.sum(0, keepdim=True).expand(len(pos), D_) * 1
         pos_t = _factory.tensor(pos, dtype=D.int64, device=dev)
         ok = _factory.tensor(valid, dtype=D.bool, device=dev)
         if keep is not None:
             ok = ok & (flat.index_select(0, pos_t.reshape(-1)).reshape(pos_t.shape) != padding_idx)
         e = emb.index_select(0, pos_t.reshape(-1)).reshape(B, longest, D_)
-        r = _ops.where(ok.unsqueeze(2), e, float("-inf")).amax(1)
-        return _ops.where(ok.any(1, keepdim=True), r, 0.0)
+        return _bag_max(e, ok)
     if psw is not None:
         emb = emb * psw.unsqueeze(1)
     if keep is not None:
@@ -169,6 +171,21 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None, 
     w = keep if keep is not None else _factory.ones(flat.numel(), dtype=emb.dtype, device=dev)
     cnt = _factory.zeros(B, dtype=emb.dtype, device=dev).index_add(0, bag, w)
     return s / cnt.clamp_min(1.0).unsqueeze(1)
+
+
+def _bag_max(e, ok):
+    """The max of each (bag, column) of ``e`` (B, L, D) over its valid entries ``ok`` (B, L), as
+    PyTorch's loop takes it: the first entry, then each one greater than the running max (so a NaN
+    counts only in first place, ties go to the first); the gradient goes to that one entry."""
+    okd = ok.unsqueeze(2).expand(e.shape)
+    with _state.grad_disabled():
+        first = okd.to(D.int64).argmax(1, keepdim=True)  # (B, 1, D): the first valid entry
+        m = _ops.where(okd & ~e.isnan(), e, float("-inf")).amax(1, keepdim=True)
+        cand = okd & (e == m)
+        arg = _ops.where(cand.any(1, keepdim=True), cand.to(D.int64).argmax(1, keepdim=True), first)
+        arg = _ops.where(e.gather(1, first).isnan(), first, arg)
+    r = e.gather(1, arg).squeeze(1)
+    return _ops.where(ok.any(1, keepdim=True), r, 0.0)  # an empty bag gives zeros
 
 
 def _bag_starts(idx, offsets, include_last_offset) -> list:

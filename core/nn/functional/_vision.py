@@ -3,6 +3,7 @@ pixel (un)shuffle and channel shuffle."""
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 import numbers
 import struct
 import warnings
@@ -59,7 +60,8 @@ def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) 
         raise NotImplementedError(f"Unrecognised padding mode {mode}")
     npad = len(pad) // 2
     if input.dim() < npad + 1:
-        raise RuntimeError(f"pad: {mode} padding of {npad} dims expects at least {npad + 1}-D input, got {desc(input)}")
+        raise NotImplementedError(f"pad: {mode} padding of {npad} dims expects at least {npad + 1}-D input, got "
+                                  f"{desc(input)}")
     x = input
     for i in range(npad):
         d = input.dim() - 1 - i
@@ -78,10 +80,16 @@ def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) 
 _LINEAR_MODES = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}
 
 
-def _src_index(o, scale, align_corners, in_size, out_size, cubic):
+def _src_index(o, scale, align_corners, in_size, out_size, cubic, rnd=float):
+    """The source coordinate of output ``o``; ``rnd`` rounds each step to the precision PyTorch's
+    kernel computes it in (float32 for all but float64 inputs), so that a weight that comes out as
+    exactly 0 there (an inf tap times 0 gives NaN) does here too."""
     if align_corners:
-        return o * (in_size - 1) / (out_size - 1) if out_size > 1 else 0.0
-    s = scale * (o + 0.5) - 0.5
+        return rnd(rnd((in_size - 1) / (out_size - 1)) * o) if out_size > 1 else 0.0
+    if rnd is float:
+        s = scale * (o + 0.5) - 0.5
+    else:  # one rounding of the exact value: PyTorch's build fuses it into a float32 multiply-add
+        s = rnd(float(Fraction(rnd(scale)) * Fraction(o + 0.5) - Fraction(1, 2)))
     return s if cubic or s > 0 else 0.0
 
 
@@ -123,8 +131,9 @@ def _interp_dim(x, d, in_size, out_size, scale, mode, align_corners):
     if mode in ("nearest", "nearest-exact"):
         idx = _nearest_index(in_size, out_size, scale, mode, x.dim() - 2, x.dtype == D.float64)
         return x.index_select(d, _factory.tensor(idx, dtype=D.int64, device=dev))
-    if mode != "bicubic" and out_size == in_size:  # PyTorch's linear kernels copy a dim whose size is kept
-        return x
+    if mode != "bicubic" and out_size == in_size:
+        # PyTorch's linear kernels take a kept dim's taps as (i, i) with weights (1, 0): an inf becomes NaN
+        return x + x * 0
     if mode == "bicubic":
         taps = [[], [], [], []]
         ws = [[], [], [], []]
@@ -142,13 +151,14 @@ def _interp_dim(x, d, in_size, out_size, scale, mode, align_corners):
             out = part * w if out is None else out + part * w
         return out
     i0s, i1s, ls = [], [], []
+    rnd = float if x.dtype == D.float64 else _f32
     for o in range(out_size):
-        s = _src_index(o, scale, align_corners, in_size, out_size, False)
+        s = _src_index(o, scale, align_corners, in_size, out_size, False, rnd)
         i0 = min(int(math.floor(s)), in_size - 1)
         i1 = min(i0 + 1, in_size - 1)
         i0s.append(i0)
         i1s.append(i1)
-        ls.append(s - i0)
+        ls.append(min(max(rnd(s - i0), 0.0), 1.0))
     a = x.index_select(d, _factory.tensor(i0s, dtype=D.int64, device=dev))
     b = x.index_select(d, _factory.tensor(i1s, dtype=D.int64, device=dev))
     lam = _factory.tensor(ls, dtype=x.dtype, device=dev).reshape(shape)
@@ -309,7 +319,7 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear", padding_mod
         iyc = iy.clamp(0, H - 1).to(D.int64)
         idx = (iyc * W + ixc).reshape(N, 1, Ho * Wo).expand(N, C, Ho * Wo)
         v = flat.gather(2, idx).reshape(N, C, Ho, Wo)
-        return v * inside.unsqueeze(1).to(v.dtype)
+        return _ops.where(inside.unsqueeze(1), v, 0.0)  # (a select: an inf at the clamped tap stays out)
 
     if mode == "nearest":
         return tap(_ops.round(x), _ops.round(y))

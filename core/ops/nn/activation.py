@@ -84,7 +84,7 @@ def log_softmax(input, dim=None, dtype=None, *, _stacklevel=3):
 # -- threshold backward (relu's gradient) -----------------------------------------------------
 
 def _threshold_backward_decomp(g, y, threshold):
-    return g * (y > threshold)
+    return g.where(y > threshold, 0)  # (a select, not a product: an inf or NaN gradient stays out)
 
 
 @defop("threshold_backward", decomposition=_threshold_backward_decomp,

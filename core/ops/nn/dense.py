@@ -2,6 +2,8 @@
 with the bias fused, and its backward as two)."""
 from __future__ import annotations
 
+import math
+
 from .. import linalg as LA
 from .. import reduction as R
 from ..declare import defop
@@ -20,9 +22,10 @@ def _linear_bw(ctx, g):
     gx = LA.matmul(g, w) if need[0] else None
     gw = gb = None
     if need[1] or (b is not None and need[2]):
-        g2 = g.reshape(-1, g.shape[-1]) if g.dim() != 2 else g
+        rows = math.prod(g.shape[:-1])  # (no -1 in the reshapes: any size may be 0)
+        g2 = g.reshape(rows, g.shape[-1]) if g.dim() != 2 else g
         if need[1]:
-            x2 = x.reshape(-1, x.shape[-1]) if x.dim() != 2 else x
+            x2 = x.reshape(rows, x.shape[-1]) if x.dim() != 2 else x
             gw = LA.matmul(g2.t(), x2)
         if b is not None and need[2]:
             gb = R.sum(g2, (0,), False)

@@ -29,6 +29,23 @@ def _pool_windows(x, kernel, stride, padding, dilation, out_sp, fill):
 
 # -- max pooling ------------------------------------------------------------------------------
 
+def _window_masks(in_sp, out_sp, kernel, stride, padding, dilation, dev):
+    """(*out, K) bool masks of the window positions inside the image, and at or past its start."""
+    nsp = len(kernel)
+    inside = started = None
+    for i in range(nsp):
+        c = [[o * stride[i] - padding[i] + k * dilation[i] for k in range(kernel[i])] for o in range(out_sp[i])]
+        shape = [1] * (2 * nsp)
+        shape[i], shape[nsp + i] = out_sp[i], kernel[i]
+        t_in = CR.tensor([[0 <= v < in_sp[i] for v in row] for row in c], dtype=D.bool, device=dev).reshape(shape)
+        t_st = CR.tensor([[v >= 0 for v in row] for row in c], dtype=D.bool, device=dev).reshape(shape)
+        inside = t_in if inside is None else inside & t_in
+        started = t_st if started is None else started & t_st
+    full = tuple(out_sp) + tuple(kernel)
+    K = math.prod(kernel)
+    return (inside.expand(full).reshape(tuple(out_sp) + (K,)), started.expand(full).reshape(tuple(out_sp) + (K,)))
+
+
 def _max_pool_decomp(x, kernel, stride, padding, dilation, ceil_mode):
     nsp = len(kernel)
     in_sp = x._shape[2:]
@@ -38,7 +55,20 @@ def _max_pool_decomp(x, kernel, stride, padding, dilation, ceil_mode):
     K = math.prod(kernel)
     perm = (0, 1) + tuple(range(2 + nsp, 2 + 2 * nsp)) + tuple(range(2, 2 + nsp))
     w = w.permute(perm).reshape(x._shape[:2] + out_sp + (K,))
-    vals, arg = R.max(w, -1)
+    # PyTorch's loop: over the window's in-image positions, the first one greater than the running
+    # max (from -inf) or any NaN (so the last NaN); none: the window's first position at or past
+    # the image's start (outside it only in a window all of padding)
+    inside, started = _window_masks(in_sp, out_sp, kernel, stride, padding, dilation, x._device)
+    vals = w.amax(-1, keepdim=True)
+    cand = (w == vals) & inside
+    first = lambda m: m.to(D.int64).argmax(-1)  # noqa: E731 - the first True along the window
+    arg = first(cand).where(cand.any(-1), first(started))
+    if x._dtype.category == D._FLOAT:
+        nans = w.isnan() & inside
+        last = (K - 1) - first(nans.flip(-1))
+        arg = last.where(nans.any(-1), arg)
+        vals = vals.where(~w.isnan().any(-1, keepdim=True), math.nan)
+    vals = vals.squeeze(-1)
     # window-local argmax -> flat index into the unpadded input's spatial dims
     flat = None
     rem = arg

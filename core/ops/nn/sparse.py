@@ -29,7 +29,7 @@ def embedding(w, idx, padding_idx):
 def _embedding_backward_decomp(g, idx, num, padding_idx):
     D_ = g._shape[-1]
     flat = idx.reshape(-1)
-    gf = g.reshape(-1, D_)
+    gf = g.reshape(flat._shape[0], D_)  # (no -1: D_ may be 0)
     if padding_idx is not None:
         gf = gf * CMP.ne(flat, padding_idx).unsqueeze(1).to(g._dtype)
     z = CR.zeros((num, D_), dtype=g._dtype, device=g._device)

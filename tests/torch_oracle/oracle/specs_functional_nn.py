@@ -74,7 +74,24 @@ def _pool(draw, kind, nd):
         return Call(f"lp_pool{nd}d", F + f"lp_pool{nd}d", (x, draw(st.sampled_from((1.0, 2.0, 3.0))), k),
                     {k2: v for k2, v in kw.items() if k2 not in ("kernel_size",)})
     name = f"{kind}_pool{nd}d"
-    return Call(name, F + name, (x,), kw)
+    # a window all of padding (a dilated one can step over the image): PyTorch's index there lies
+    # outside the input and its backward aborts the process, so no gradient is compared
+    grad = not (kind == "max" and _padding_only_window(x.shape[-nd:], k, kw.get("stride", k), kw["padding"],
+                                                       kw["dilation"], kw["ceil_mode"]))
+    return Call(name, F + name, (x,), kw, grad=grad)
+
+
+def _padding_only_window(sp, k, s, p, d, ceil_mode):
+    for n in sp:
+        span = n + 2 * p - d * (k - 1) - 1
+        if span < 0:
+            continue
+        out = (-(-span // s) if ceil_mode else span // s) + 1
+        if ceil_mode and (out - 1) * s >= n + p:
+            out -= 1
+        if any(all(not 0 <= o * s - p + j * d < n for j in range(k)) for o in range(out)):
+            return True
+    return False
 
 
 @st.composite
@@ -96,7 +113,7 @@ for _d in (1, 2, 3):
 
 def _with_indices(name, src):
     return src.map(lambda c: Call(name, F + name, c.args, {k: v for k, v in c.kwargs.items()
-                                                           if k not in ("return_indices",)}))
+                                                           if k not in ("return_indices",)}, grad=c.grad))
 
 
 LAYERS["max_pool1d_with_indices"] = _with_indices("max_pool1d_with_indices", _pool("max", 1))

@@ -190,7 +190,8 @@ class Elementwise(KernelGroup):
 
     def threshold_backward(self, g, y, threshold):
         a = self.nd(g)
-        return self.wrap(self.xp.multiply(a, self.nd(y) > threshold, dtype=a.dtype), g._device)
+        xp = self.xp  # (a select, not a product: an inf or NaN gradient where y <= threshold gives 0)
+        return self.wrap(xp.where(self.nd(y) > threshold, a, xp.zeros((), dtype=a.dtype)), g._device)
 
     def table(self) -> dict:
         xp, u, b = self.xp, self.unary, self.binary

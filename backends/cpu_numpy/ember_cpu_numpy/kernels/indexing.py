@@ -130,7 +130,7 @@ class Indexing(KernelGroup):
         xp = self.xp
         gg, ii = self.nd(g), self.nd(idx).ravel()
         D_ = gg.shape[-1]
-        g2 = gg.reshape(-1, D_)
+        g2 = gg.reshape(ii.size, D_)  # (no -1: D_ may be 0)
         acc = xp.float32 if gg.dtype.itemsize == 2 else gg.dtype
         out = xp.zeros((num, D_), dtype=acc)
         xp.add.at(out, ii, g2.astype(acc, copy=False))

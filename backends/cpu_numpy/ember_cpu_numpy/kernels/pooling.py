@@ -80,6 +80,21 @@ class Pooling(KernelGroup):
         flat = base + xp.asarray(offsets, dtype=xp.int64)[arg]
         return best, flat
 
+    def _window_masks(self, in_sp, out_sp, kernel, stride, padding, dilation):
+        """(*out, K) masks of the window positions inside the image, and at or past its start."""
+        xp = self.xp
+        nsp = len(kernel)
+        inside = started = True
+        for i in range(nsp):
+            c = (xp.arange(out_sp[i])[:, None] * stride[i] - padding[i]
+                 + xp.arange(kernel[i])[None, :] * dilation[i])  # (out_i, k_i)
+            shape = [1] * (2 * nsp)
+            shape[i], shape[nsp + i] = out_sp[i], kernel[i]
+            inside = inside & ((c >= 0) & (c < in_sp[i])).reshape(shape)
+            started = started & (c >= 0).reshape(shape)
+        K = math.prod(kernel)
+        return inside.reshape(tuple(out_sp) + (K,)), started.reshape(tuple(out_sp) + (K,))
+
     def max_pool(self, x, kernel, stride, padding, dilation, ceil_mode):
         xp, wrap = self.xp, self.wrap
         a = self.nd(x)
@@ -96,14 +111,26 @@ class Pooling(KernelGroup):
                 vals, flat = self._max_pool_2x2(w32, in_sp, out_sp)
             else:
                 vals, flat = self._max_pool_small(w32, kernel, stride, padding, dilation, in_sp, out_sp, fill)
-            # NaN windows take their indices from the argmax below (an empty result has none)
-            if not (w32.dtype.kind == "f" and vals.size and xp.isnan(vals.max())):
+            # NaN windows take their indices from the path below (an empty result has none), and
+            # so do windows whose maximum is the padding's value (the padding may come first)
+            if not ((w32.dtype.kind == "f" and vals.size and xp.isnan(vals.max()))
+                    or (any(padding) and vals.size and (vals == fill).any())):
                 return wrap(back(vals, a.dtype), x._device), wrap(xp.ascontiguousarray(flat), x._device)
         win = self.windows(w32, kernel, stride, padding, dilation, out_sp, fill)
         perm = (0, 1) + tuple(range(2 + nsp, 2 + 2 * nsp)) + tuple(range(2, 2 + nsp))
         w = win.transpose(perm).reshape(a.shape[:2] + out_sp + (-1,))
-        am = w.argmax(axis=-1)
-        vals = xp.take_along_axis(w, am[..., None], axis=-1)[..., 0]
+        # PyTorch's loop: over the window's in-image positions, the first one greater than the
+        # running max (from -inf) or any NaN (so the last NaN); none: the window's first position
+        # at or past the image's start (outside it only in a window all of padding)
+        inside, started = self._window_masks(in_sp, out_sp, kernel, stride, padding, dilation)
+        vals = w.max(axis=-1)
+        cand = (w == vals[..., None]) & inside
+        am = xp.where(cand.any(axis=-1), cand.argmax(axis=-1), started.argmax(axis=-1))
+        if w.dtype.kind == "f":
+            nans = xp.isnan(w) & inside
+            some = nans.any(axis=-1)
+            if some.any():
+                am = xp.where(some, w.shape[-1] - 1 - nans[..., ::-1].argmax(axis=-1), am)
         kk = xp.unravel_index(am, kernel)
         flat = None
         for i in range(nsp):

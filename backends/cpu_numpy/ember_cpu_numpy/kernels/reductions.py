@@ -96,6 +96,12 @@ class Reductions(KernelGroup):
 
     def mean(self, x, dims, keepdim):
         xp, a = self.xp, self.nd(x)
+        if a.size == 0:  # (numpy warns 'Mean of empty slice'): the mean of nothing is NaN, quietly
+            ds = range(a.ndim) if dims is None else (dims,) if isinstance(dims, int) else dims
+            n = math.prod(a.shape[d] for d in ds)
+            with xp.errstate(invalid="ignore", divide="ignore"):
+                r = xp.sum(a, axis=dims, keepdims=keepdim, dtype=sum_dtype(a)) / n
+            return self.wrap(xp.asarray(r).astype(a.dtype, copy=False), x._device)
         r = xp.mean(a, axis=dims, keepdims=keepdim, dtype=sum_dtype(a))
         return self.wrap(xp.asarray(r).astype(a.dtype, copy=False), x._device)
 

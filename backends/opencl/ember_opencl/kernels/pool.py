@@ -37,8 +37,9 @@ def _maxpool_src(t, nsp):
     lines.append("  long c = r % m.c, n = r / m.c; long base = m.off_x + n * m.sn + c * m.sc;")
     lines.append(f"  long W = m.out_sp[{last}];")
     lines.append(f"  for (long o{last} = 0; o{last} < W; ++o{last}) {{")
-    lines.append(f"  {t.ct} best = 0; long bi = -1;")
-    # nested loops over the window, in row-major order (first maximum wins; NaN wins)
+    lines.append(f"  {t.ct} best = {'-INFINITY' if t.is_float else '0'}; long bi = -1;")
+    # nested loops over the window's in-image positions, in row-major order, as PyTorch's: the
+    # first one greater than the running max (from -inf), or any NaN (so the last NaN wins)
     for i in range(nsp):
         lines.append(f"  for (long q{i} = 0; q{i} < m.ksize[{i}]; ++q{i}) {{")
         lines.append(f"    long p{i} = o{i} * m.stride[{i}] - m.padding[{i}] + q{i} * m.dilation[{i}];")
@@ -46,10 +47,16 @@ def _maxpool_src(t, nsp):
     off = " + ".join(f"p{i} * m.st_sp[{i}]" for i in range(nsp))
     flat = flat_index([f"p{i}" for i in range(nsp)], "m.in_sp")
     lines.append(f"    {t.ct} v = {t.load('x', 'base + ' + off)};")
-    cond = "(bi < 0 || v > best || (isnan(v) && !isnan(best)))" if t.is_float else "(bi < 0 || v > best)"
+    cond = "(v > best || isnan(v))" if t.is_float else "(bi < 0 || v > best)"
     lines.append(f"    if {cond} {{ best = v; bi = {flat}; }}")
     lines.append("  " + "}" * nsp)
-    lines.append("  " + t.store("out", "g * W + o" + str(last), "best") + f"; idx[g * W + o{last}] = bi < 0 ? 0 : bi;")
+    # no update: the window's first position at or past the image's start (PyTorch's index)
+    for i in range(nsp):
+        lines.append(f"  long c{i} = o{i} * m.stride[{i}] - m.padding[{i}];")
+        lines.append(f"  if (c{i} < 0) c{i} += ((m.dilation[{i}] - 1 - c{i}) / m.dilation[{i}]) * m.dilation[{i}];")
+    start = flat_index([f"c{i}" for i in range(nsp)], "m.in_sp")
+    lines.append("  " + t.store("out", "g * W + o" + str(last), "best") + f"; idx[g * W + o{last}] = bi < 0 ? "
+                 f"({start}) : bi;")
     lines.append("  }")
     lines.append("}")
     return "\n".join(lines) + "\n", "maxpool"
@@ -71,7 +78,7 @@ def k_max_pool(x, kernel, stride, padding, dilation, ceil_mode):
     meta = _maxpool_args(nsp).pack(rows=rows, c=C, off_x=x._offset, sn=x._stride[0], sc=x._stride[1], in_sp=in_sp,
                                    ksize=kernel, dilation=dilation, padding=padding, stride=stride, out_sp=out_sp,
                                    st_sp=x._stride[2:])
-    k = cd.kernel(("maxpool2", t.name, nsp), lambda: _maxpool_src(t, nsp))
+    k = cd.kernel(("maxpool3", t.name, nsp), lambda: _maxpool_src(t, nsp))
     tn.launch_1d(cd, k, rows, (vals, idx, x), meta, 16)
     return vals, idx
 
