@@ -266,3 +266,14 @@ def test_nanmean_checks_the_input_dtype_before_dtype():
 def test_histc_refuses_a_range_that_is_not_finite(x, lo, hi):
     with pytest.raises(RuntimeError, match="is not finite"):
         ember.histc(ember.tensor(x), bins=2, min=lo, max=hi)
+
+
+@pytest.mark.parametrize("op", ["addcdiv", "addcmul"])
+def test_addc_gradients_of_an_empty_result_are_zero(op):
+    # t1 / t2 is 0/0 (and t1 * inf is NaN) at the operands' 0-d shape, but nothing is computed:
+    # the gradients are sums over the empty result, 0 as in PyTorch
+    t1 = ember.tensor(0.0, dtype=ember.float64, requires_grad=True)
+    t2 = ember.tensor(0.0 if op == "addcdiv" else math.inf, dtype=ember.float64, requires_grad=True)
+    out = getattr(ember, op)(ember.zeros(0, dtype=ember.float64), t1, t2)
+    out.sum().backward()
+    assert out.shape == (0,) and t1.grad.item() == 0.0 and t2.grad.item() == 0.0

@@ -11,6 +11,7 @@ import math
 import numpy as np
 
 from .. import _dtype as D
+from ..backend.shapes import broadcast_shapes
 from .._tensor import Tensor
 from . import _args as U
 from . import comparison as CMP
@@ -378,6 +379,18 @@ def _fused_operands(op, input, tensor1, tensor2, value):
                      for t in (input, tensor1, tensor2)), value
 
 
+def _to_result_shape(op, input, tensor1, tensor2):
+    """``tensor1`` and ``tensor2`` expanded to the result's shape where it is larger than theirs:
+    PyTorch's fused kernel computes their gradients at the result's shape before summing them down,
+    so an empty result gives zero gradients even where ``t1 / t2`` is 0/0 (reducing first and then
+    multiplying would give NaN)."""
+    pair = broadcast_shapes(tensor1._shape, tensor2._shape, op)
+    full = broadcast_shapes(pair, input._shape, op)
+    if full == pair:
+        return tensor1, tensor2
+    return tensor1.expand(full), tensor2.expand(full)
+
+
 def _scaled_quotient(tensor1, tensor2, value):
     # (value * t1) / t2 in that order, as PyTorch's kernel rounds: optimizers call addcdiv every
     # step, and (t1 / t2) * value differs by an ulp in a third of the elements, which compounds
@@ -403,7 +416,7 @@ def _addcdiv_inplace(self, tensor1, tensor2, *, value=1):
 def addcmul(input, tensor1, tensor2, *, value=1):
     """``input + value * tensor1 * tensor2``."""
     ct, (x, t1, t2), value = _fused_operands("addcmul", input, tensor1, tensor2, value)
-    r = add(x, _scaled_product(t1, t2, value))
+    r = add(x, _scaled_product(*_to_result_shape("addcmul", x, t1, t2), value))
     return r if r._dtype is ct else r.to(ct)
 
 
@@ -412,7 +425,7 @@ def addcdiv(input, tensor1, tensor2, *, value=1):
     """``input + value * tensor1 / tensor2``."""
     _check_addcdiv(tensor1, tensor2)
     ct, (x, t1, t2), value = _fused_operands("addcdiv", input, tensor1, tensor2, value)
-    r = add(x, _scaled_quotient(t1, t2, value))
+    r = add(x, _scaled_quotient(*_to_result_shape("addcdiv", x, t1, t2), value))
     return r if r._dtype is ct else r.to(ct)
 
 
