@@ -55,13 +55,13 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight), ("bias", bias)):
         if t is not None and t.numel() != C:
             raise RuntimeError(f"batch_norm: {name} should contain {C} elements not {t.numel()} (input {desc(input)})")
+    n = input.numel() // C if C else 0
+    if training and n == 1:  # (PyTorch's python-level check, before its kernel's; an empty batch is allowed)
+        raise ValueError("Expected more than 1 value per channel when training, got input size "
+                         f"{list(input.shape)}")
     if input.numel():  # (PyTorch computes an empty input without its batch_norm kernel, so without these checks)
         _check_running("batch_norm", running_mean, running_var, training)
     if training:
-        n = input.numel() // C if C else 0
-        if n == 1:  # (an empty batch is allowed: an empty result, running statistics untouched)
-            raise ValueError("Expected more than 1 value per channel when training, got input size "
-                             f"{list(input.shape)}")
         out, mean, invstd = _nnops.batch_norm(input, weight, bias, eps)
         if n and (running_mean is not None or running_var is not None):
             _update_running(running_mean, running_var, mean, invstd, n, eps, momentum)
