@@ -68,7 +68,9 @@ def _close_fd(fd: int) -> None:
         pass
 
 
-def _unlink(name: str) -> None:
+def unlink_segment(name: str) -> None:
+    """Unlink a named segment and stop multiprocessing's resource tracker from tracking it (its
+    mappings stay valid); shared by the DataLoader's worker segments."""
     try:
         _posixshmem.shm_unlink(name)
     except FileNotFoundError:
@@ -180,4 +182,4 @@ def _release(fd, name, pid: int) -> None:
     if fd is not None:
         _close_fd(fd)
     if name is not None and os.getpid() == pid:
-        _unlink(name)
+        unlink_segment(name)

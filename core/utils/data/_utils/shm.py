@@ -36,6 +36,7 @@ import weakref
 import numpy as np
 from multiprocessing import resource_tracker
 from ...._dtype import to_dtype
+from ....backend.shared_memory import unlink_segment
 from ....ops.creation import empty, from_numpy
 
 try:  # the module behind multiprocessing.shared_memory on POSIX systems
@@ -152,11 +153,7 @@ def _attach(name: str, nbytes: int):
 
 def release(name: str) -> None:
     """Unlink a segment's name and stop tracking it (its mappings stay valid)."""
-    try:
-        _posixshmem.shm_unlink(name)
-    except FileNotFoundError:
-        pass
-    resource_tracker.unregister(name, "shared_memory")
+    unlink_segment(name)
 
 
 def release_pending() -> None:
