@@ -381,3 +381,18 @@ def test_write_into_a_slice_is_refused():
 def test_dynamo_only_options_raise():
     with pytest.raises(NotImplementedError, match="dynamic_shapes= is not supported"):
         export_bytes(mlp(), (ember.randn(2, 3, 4),), dynamic_shapes={"input": {0: "b"}})
+
+
+def test_reductions_casts_and_transposed_convolution():
+    class Stats(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.up = nn.ConvTranspose2d(2, 3, 3, stride=2, padding=1, output_padding=1)
+
+        def forward(self, x):
+            y = self.up(x).flatten(2)                                   # (B, 3, 64)
+            v, i = y.max(dim=2)
+            return (y.var(2), y.std(2, keepdim=True), y.logsumexp(2), y.amax((1, 2)), v, i, y.argmax(2),
+                    ember.where(y > 0, y, 0.5).clamp(max=1.0), (y * 10).to(ember.int64), y.cumsum(2))
+
+    check(Stats(), (ember.randn(2, 2, 4, 4),), (ember.randn(3, 2, 4, 4),), dynamic_axes={"x": {0: "B"}})
