@@ -36,6 +36,7 @@ def _gpus(n: int):
 
 # page -> what its python blocks need: module names, or callables that say whether the machine has it
 NEEDS = {"docs/distributed.md": ["mpi4py"], "docs/serialization.md": ["safetensors"],
+         "docs/onnx.md": ["onnx", "onnxruntime"],
          "docs/cuda.md": ["mpi4py", _gpus(2)]}
 # pages whose every print(...) line ends with "# what it prints" ("..." at the end: a prefix)
 CHECK_OUTPUT = {"docs/amp.md", "docs/devices.md", "docs/extending.md", "docs/sparse.md", "docs/compat.md",

@@ -31,13 +31,13 @@ LAYERS = (
       "ember.serialization", "ember.serialization.*", "ember.distributed", "ember.distributed.*", "ember.cuda",
       "ember.cuda.*", "ember.cpu", "ember.cpu.*", "ember.amp", "ember.amp.*", "ember.multiprocessing",
       "ember.multiprocessing.*", "ember.backends", "ember.backends.*", "ember.sparse", "ember.accelerator",
-      "ember.accelerator.*", "ember.jit", "ember.hub", "ember.onnx")),
+      "ember.accelerator.*", "ember.jit", "ember.hub", "ember.onnx", "ember.onnx.*")),
     ("the package front, CLI, testing", ("ember", "ember.__main__", "ember.cli", "ember.testing", "ember.testing.*")),
 )
 
 #: third-party packages that are optional extras: imported where used, inside functions
 OPTIONAL_PACKAGES = {"ml_dtypes", "mpi4py", "threadpoolctl", "scipy", "safetensors", "tqdm", "matplotlib",
-                     "tensorboard"}
+                     "tensorboard", "onnx", "onnxruntime"}
 
 #: modules allowed to import inside functions, and why
 FUNCTION_IMPORT_EXCEPTIONS = {

@@ -29,6 +29,11 @@ ALL = "all"
 
 OPS: dict = {}
 
+#: ``(op, x, view, args)`` -> None, called for every view made while a tracer (``ember.onnx.export``)
+#: records the ops a model runs; None otherwise (one global read per view). Kernel and
+#: decomposed ops reach a tracer through the device's kernel table, which it swaps while it traces.
+view_tracer = None
+
 
 class OpDef:
     """The declaration of one op (see the module docstring and :func:`ember.ops.declare.defop`).
@@ -308,6 +313,8 @@ def make_view(op: OpDef, x: Tensor, shape: tuple, stride: tuple, offset: int, ar
     if offset != x._offset and 0 in shape:
         offset = x._offset  # an empty view addresses nothing: never point it past the end of the storage
     v = _alias(x, shape, stride, offset)
+    if view_tracer is not None:
+        view_tracer(op, x, v, args)
     if _grad.enabled and (x._requires_grad or (x._base is not None and view_requires_grad(x))):
         record(op, args, (x,), v)
         if v._base is None and x._base is not None:
