@@ -29,6 +29,8 @@ def _cdist_decomp(x1, x2, p):
     d = x1.unsqueeze(-2) - x2.unsqueeze(-3)  # (..., P, R, M)
     if d._shape[-1] == 0:
         return CR.zeros(d._shape[:-1], dtype=x1._dtype, device=x1._device)
+    if p == 0:  # the count of differing coordinates; NaN propagates, as PyTorch's kernel
+        return R.sum(PW.where(CMP.isnan(d), math.nan, CMP.ne(d, 0).to(d._dtype)), -1)
     return R.norm(d, p, -1)
 
 
@@ -71,19 +73,21 @@ def cdist(x1, x2, p: float = 2.0, compute_mode: str = "use_mm_for_euclid_dist_if
     for name, t in (("X1", a), ("X2", b)):
         if t.dim() < 2:
             raise RuntimeError(f"cdist only supports at least 2D tensors, {name} got: {t.dim()}D")
+    if a._shape[-1] != b._shape[-1]:
+        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {a._shape[-1]} X2: {b._shape[-1]}")
     for name, t in (("X1", a), ("X2", b)):
         if t._dtype.category != D._FLOAT:
             raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: {U.type_name(t._dtype)}")
-    if a._dtype is not b._dtype:
-        raise RuntimeError(f"expected scalar type {U.type_name(a._dtype)} but found {U.type_name(b._dtype)}")
-    if a._dtype in (D.float16, D.bfloat16):
-        raise U.dtype_not_implemented("cdist", a._dtype)
-    if a._shape[-1] != b._shape[-1]:
-        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {a._shape[-1]} X2: {b._shape[-1]}")
     p = float(p)
     if not p >= 0:
         raise RuntimeError("cdist only supports non-negative p values")
-    U.broadcast_shapes(a._shape[:-2], b._shape[:-2], "cdist")
+    batch = U.broadcast_shapes(a._shape[:-2], b._shape[:-2], "cdist")
+    if a._shape[-2] == 0 or b._shape[-2] == 0 or 0 in batch or a._shape[-1] == 0:
+        b = b.to(a._dtype)  # an empty result or no columns: PyTorch answers before its kernel's dtype checks
+    elif a._dtype is not b._dtype:
+        raise RuntimeError(f"expected scalar type {U.type_name(a._dtype)} but found {U.type_name(b._dtype)}")
+    elif a._dtype in (D.float16, D.bfloat16):
+        raise U.dtype_not_implemented("cdist", a._dtype)
     dev = U.common_device("cdist", a, b)
     return dev, (a, b, p), (a, b)
 

@@ -37,30 +37,43 @@ def _tensor_operand(op, x, what, position):
 def _scale2(x, e):
     """``x * 2**e`` for integral float ``e``, exact while the result is representable: the power
     is applied in two halves, so that neither overflows where the result does not."""
-    h = UN.floor(e * 0.5)
-    return x * UN.exp2(h) * UN.exp2(e - h)
+    fin = CMP.isfinite(e)
+    h = PW.where(fin, UN.floor(e * 0.5), e)
+    return x * UN.exp2(h) * UN.exp2(PW.where(fin, e - h, 0.0))
 
 
 # -- frexp ------------------------------------------------------------------------------------------
 
-@composite("frexp")
-def frexp(input):
-    """``(mantissa, exponent)`` with ``input == mantissa * 2**exponent`` and ``0.5 <= |mantissa| < 1``
-    (mantissa 0, inf or NaN with exponent 0 for those values); exponent is int32."""
-    x = U.tensor_arg(input, "frexp")
-    if x._dtype.category != _FLOAT:
-        raise RuntimeError("torch.frexp() only supports floating-point dtypes")
+def _frexp_decomp(x):
     dt = x._dtype
-    wide = CP.cast(x.detach(), D.float32) if dt.itemsize == 2 else x.detach()
+    wide = CP.cast(x, D.float32) if dt.itemsize == 2 else x
     fin = CMP.logical_and(CMP.isfinite(wide), CMP.ne(wide, 0))
     a = PW.where(fin, UN.abs(wide), 1.0)
     e = UN.floor(UN.log2(a)) + 1
     m = UN.abs(_scale2(a, -e))  # log2 may round across a power of two: one step of correction
     e = e + CMP.ge(m, 1.0).to(e._dtype) - CMP.lt(m, 0.5).to(e._dtype)
     e = PW.where(fin, e, 0.0)
-    ex = CP.cast(e, dt) if dt.itemsize == 2 else e
-    mant = PW.where(CP.cast(fin, D.bool), _scale2(x, -ex), x)  # differentiable in x: grad / 2**exponent
-    return RT.frexp(mant, CP.cast(e, D.int32))
+    mant = PW.where(fin, _scale2(wide, -e), wide)
+    return (CP.cast(mant, dt) if dt.itemsize == 2 else mant, CP.cast(e, D.int32))
+
+
+def _frexp_bw(ctx, g):
+    """PyTorch's: ``grad / exponent.exp2()``, the power taken in float32 (the default dtype)."""
+    gm = g[0]
+    if gm is None:
+        return (None,)
+    return (gm / UN.exp2(CP.cast(ctx.out[1], D.float32)),)
+
+
+@defop("frexp", decomposition=_frexp_decomp, backward=_frexp_bw, saves=(), save_output=(1,), returns=RT.frexp,
+       group="unary")
+def frexp(input):
+    """``(mantissa, exponent)`` with ``input == mantissa * 2**exponent`` and ``0.5 <= |mantissa| < 1``
+    (mantissa 0, inf or NaN with exponent 0 for those values); exponent is int32."""
+    x = U.tensor_arg(input, "frexp")
+    if x._dtype.category != _FLOAT:
+        raise RuntimeError("torch.frexp() only supports floating-point dtypes")
+    return x._device, (x,), (x,)
 
 
 # -- ldexp ------------------------------------------------------------------------------------------
@@ -93,10 +106,12 @@ def _nextafter_decomp(a, b):
 
 def _nextafter_bw(ctx, g):
     a, b = ctx.args
-    return (g if ctx.needs_input_grad[0] else None, A.mul(g, 0) if ctx.needs_input_grad[1] else None)
+    # PyTorch's: the gradient flows to ``input`` where it differs from ``other``, never to ``other``
+    ga = PW.where(CMP.eq(a, b), 0.0, g) if ctx.needs_input_grad[0] else None
+    return (ga, A.mul(g, 0) if len(ctx.needs_input_grad) > 1 and ctx.needs_input_grad[1] else None)
 
 
-@defop("nextafter", decomposition=_nextafter_decomp, backward=_nextafter_bw, saves=(), result="elementwise",
+@defop("nextafter", decomposition=_nextafter_decomp, backward=_nextafter_bw, result="elementwise",
        inplace=True, group="binary")
 def nextafter(input, other):
     """The next floating-point value after ``input`` towards ``other``."""

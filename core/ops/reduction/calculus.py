@@ -81,8 +81,8 @@ def _x_spacing(y, x, d, op):
         xv = x.reshape((1,) * (y.dim() - x.dim()) + x._shape)
     else:
         xv = x
-    m = xv._shape[d] - 1
-    return xv.narrow(d, 1, m) - xv.narrow(d, 0, m)
+    m = max(xv._shape[d] - 1, 0)
+    return xv.narrow(d, min(1, xv._shape[d]), m) - xv.narrow(d, 0, m)
 
 
 def _args(op, y, x, dx):
@@ -130,6 +130,8 @@ def cumulative_trapezoid(y, x=None, *, dx=None, dim: int = -1):
     """The running integral of ``y`` along ``dim`` by the trapezoidal rule (one element fewer
     than ``y`` along ``dim``)."""
     yt = _args("cumulative_trapezoid", y, x, dx)
+    if x is None and yt._dtype is D.bool:
+        raise RuntimeError("cumulative_trapezoid: received a bool input for `y`, but bool is not supported")
     if yt.dim() == 0:
         raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
     d = U.wrap_dim(dim, yt.dim(), "cumulative_trapezoid")

@@ -17,6 +17,8 @@ from . import reductions as RD
 
 __all__ = ["cov", "corrcoef"]
 
+_CNAME = {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16"}
+
 
 def _weights(w, what, n, integral):
     if not isinstance(w, Tensor):
@@ -74,9 +76,13 @@ def cov(input, *, correction: int = 1, fweights=None, aweights=None):
     if bool(norm <= 0):
         warnings.warn("cov(): degrees of freedom is <= 0. Correction should be strictly less than the number of "
                       "observations.", UserWarning, stacklevel=3)
-        norm = norm * 0
+        norm = norm * 0 + 0.0  # +0: the result's infinities take the covariance's sign
     centred = obs - avg.unsqueeze(1)
-    c = LA.matmul(centred, (centred * w if w is not None else centred).t())
+    other = centred * w if w is not None else centred
+    if other._dtype is not centred._dtype:  # PyTorch's mm refuses the mixed dtypes weights can bring
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_CNAME[centred._dtype.name]} != "
+                           f"{_CNAME[other._dtype.name]}")
+    c = LA.matmul(centred, other.t())
     return (c / norm).squeeze()
 
 
