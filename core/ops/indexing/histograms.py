@@ -93,8 +93,8 @@ def _histdd(input, bins, rng, weight, density, op):
         if not isinstance(weight, Tensor):
             raise TypeError(f"{op}(): argument 'weight' must be Tensor, not {type(weight).__name__}")
         if weight._dtype is not x._dtype:
-            raise RuntimeError(f"torch.histogramdd: if weight tensor is provided, input tensor and weight tensor should "
-                               f"have the same dtype, but got input({_CNAMES[x._dtype.name]}), and "
+            raise RuntimeError("torch.histogramdd: if weight tensor is provided, input tensor and weight tensor "
+                               f"should have the same dtype, but got input({_CNAMES[x._dtype.name]}), and "
                                f"weight({_CNAMES[weight._dtype.name]})")
         if weight._shape != x._shape[:-1]:
             raise RuntimeError("torch.histogramdd: if weight tensor is provided it should have the same shape as the "
