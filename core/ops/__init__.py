@@ -9,11 +9,15 @@ from __future__ import annotations
 from .. import _plugins
 from . import (arithmetic, comparison, copy, creation, indexing, linalg, nn, optim, pointwise, primitives, random,
                reduction, shape, sparse, unary, views)
+from . import combinatorics, distances, floatbits
 from .arithmetic import *  # noqa: F401,F403
+from .combinatorics import *  # noqa: F401,F403
 from .comparison import *  # noqa: F401,F403
 from .copy import *  # noqa: F401,F403
 from .creation import *  # noqa: F401,F403
 from .declare import composite, defop
+from .distances import *  # noqa: F401,F403
+from .floatbits import *  # noqa: F401,F403
 from .indexing import *  # noqa: F401,F403
 from .linalg import *  # noqa: F401,F403
 from .nn import *  # noqa: F401,F403
@@ -27,7 +31,7 @@ from .views import *  # noqa: F401,F403
 
 #: the op families, whose ``__all__`` lists make up this package's public names
 FAMILIES = (arithmetic, comparison, unary, pointwise, reduction, indexing, shape, views, linalg, copy, nn, creation,
-            random)
+            random, floatbits, combinatorics, distances)
 
 # the op functions (the registry and the declaration API are attributes of ember.ops, not ember)
 __all__ = sorted({name for fam in FAMILIES for name in fam.__all__})

@@ -6,6 +6,7 @@
   argwhere;
 * :mod:`~ember.ops.indexing.sorting`: sort, argsort, msort, topk, kthvalue, unique,
   unique_consecutive, searchsorted, bucketize, bincount, histc;
+* :mod:`~ember.ops.indexing.histograms`: histogram, histogramdd;
 * :mod:`~ember.ops.indexing.advanced`: ``Tensor.__getitem__`` / ``__setitem__`` (:func:`getitem`,
   :func:`setitem`) and the index / index_put ops they run.
 
@@ -15,12 +16,13 @@ primitive kernels (gather, scatter_add) check again themselves.
 """
 from __future__ import annotations
 
-from . import advanced, masked, scatter_gather, sorting
+from . import advanced, histograms, masked, scatter_gather, sorting
 from .advanced import *  # noqa: F401,F403
 from .advanced import getitem, setitem  # noqa: F401  (Tensor.__getitem__ / __setitem__)
+from .histograms import *  # noqa: F401,F403
 from .masked import *  # noqa: F401,F403
 from .scatter_gather import *  # noqa: F401,F403
 from .scatter_gather import check_bounds  # noqa: F401  (internal: shared bounds check)
 from .sorting import *  # noqa: F401,F403
 
-__all__ = sorted(scatter_gather.__all__ + masked.__all__ + sorting.__all__ + advanced.__all__)
+__all__ = sorted(scatter_gather.__all__ + masked.__all__ + sorting.__all__ + advanced.__all__ + histograms.__all__)

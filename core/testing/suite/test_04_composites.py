@@ -7,6 +7,7 @@ import pytest
 from ember.testing.suite.optable import COMPOSITE_CASES
 from ember.testing.suite.optable_linalg import LINALG_CASES
 from ember.testing.suite.optable_math import MATH_CASES
+from ember.testing.suite.optable_numerics import NUMERICS_CASES
 from ember.testing.suite.optable_reduce import REDUCE_CASES
 from ember.testing.suite.optable_shape import SHAPE_CASES
 
@@ -33,4 +34,9 @@ def test_linalg(device, case):
 
 @pytest.mark.parametrize("case", SHAPE_CASES, ids=[c.name for c in SHAPE_CASES])
 def test_shape_and_indexing(device, case):
+    case.run(device)
+
+
+@pytest.mark.parametrize("case", NUMERICS_CASES, ids=[c.name for c in NUMERICS_CASES])
+def test_numerics(device, case):
     case.run(device)

@@ -6,12 +6,13 @@ from .specs_functional import ACTIVATIONS, LOSSES
 from .specs_functional_nn import LAYERS
 from .specs_index import INDEX
 from .specs_linalg import LINALG
+from .specs_mathmisc import MATHMISC
 from .specs_reduce import REDUCE
 from .specs_shape import SHAPE
 
 __all__ = ["OP_SPECS", "FUNCTIONAL_SPECS"]
 
-OP_SPECS = {**ELEMENTWISE, **REDUCE, **SHAPE, **INDEX, **LINALG}
+OP_SPECS = {**ELEMENTWISE, **REDUCE, **SHAPE, **INDEX, **LINALG, **MATHMISC}
 
 
 def _prefixed(call):
