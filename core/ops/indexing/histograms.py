@@ -85,7 +85,7 @@ def _histdd(input, bins, rng, weight, density, op):
     x = U.tensor_arg(input, op)
     if x.numel() == 0 and x._dtype.category != D._FLOAT:
         raise U.dtype_not_implemented("histogram_cpu", x._dtype)
-    if x._dtype not in (D.float32, D.float64) and x.numel():
+    if x._dtype.category != D._FLOAT and x.numel():  # half and bfloat16 compute (PyTorch has no kernel)
         raise U.dtype_not_implemented("histogramdd", x._dtype)
     if x.dim() < 2:
         raise RuntimeError("torch.histogramdd: input tensor should have at least 2 dimensions")
