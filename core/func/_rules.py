@@ -13,7 +13,7 @@ from .. import ops
 from .._tensor import Tensor
 from ..ops.registry import OPS
 from . import _batched as BT
-from ._batched import F_RULES, RULES, is_batched_at, unwrap_at, wrap
+from ._batched import F_RULES, RULES, is_batched_at, wrap
 
 __all__ = ["install"]
 

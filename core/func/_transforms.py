@@ -182,8 +182,8 @@ def jvp(func, primals, tangents, *, strict: bool = False, has_aux: bool = False)
     """``(func(*primals), J @ tangents)``, by the double-vjp trick: the vjp with a placeholder
     cotangent ``u`` is linear in ``u``, and its vjp with ``tangents`` is the jvp."""
     if not isinstance(primals, tuple):
-        raise RuntimeError(f"jvp(f, primals, tangents): Expected primals to be a tuple. E.g. it should be valid to "
-                           f"call f(*primals).")
+        raise RuntimeError("jvp(f, primals, tangents): Expected primals to be a tuple. E.g. it should be valid to "
+                           "call f(*primals).")
     if not isinstance(tangents, tuple) or len(tangents) != len(primals):
         raise RuntimeError("jvp(f, primals, tangents): Expected primals and tangents to have the same python "
                            "structure. For example, if primals is a tuple of 3 tensors, tangents also must be.")
