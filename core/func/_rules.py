@@ -13,7 +13,7 @@ from .. import ops
 from .._tensor import Tensor
 from ..ops.registry import OPS
 from . import _batched as BT
-from ._batched import F_RULES, RULES, is_batched_at, wrap
+from ._batched import F_RULES, RULES, is_batched_at, unwrap_at, wrap
 
 __all__ = ["install"]
 
@@ -101,8 +101,37 @@ DIM_OPS = {
     "diagonal": (("dim1", "dim2"), None), "index_select": (("dim",), None), "cat": (("dim",), None),
     "split_with_sizes": (("dim",), None), "diff": (("dim",), None), "cumulative_trapezoid": (("dim",), None),
     "norm_dim": (("dim",), "all"), "vector_norm": (("dim",), "all"), "all_dim": (("dim",), None),
-    "any_dim": (("dim",), None), "renorm": (("dim",), None), "glu": (("dim",), None),
+    "any_dim": (("dim",), None), "renorm": (("dim",), None), "glu": (("dim",), None), "all": (("dim",), "flat"),
+    "any": (("dim",), "flat"),
 }
+
+
+def max_min_rule(op, front, level, args, kwargs):
+    """``max``/``min``: elementwise with ``other``, a reduction over every dim, or one dim's
+    ``(values, indices)``."""
+    b = _bind(front, args, kwargs)
+    a = b.arguments
+    x, dim, other = a["input"], a.get("dim"), a.get("other")
+    if isinstance(dim, Tensor) or other is not None:
+        return elementwise(op, front, level, (x, dim if other is None else other), {})
+    if a.get("out") is not None or not is_batched_at(x, level):
+        return NotImplemented
+    v = x._value
+    if dim is None:
+        return wrap(front(ops.reshape(v, v.shape[0], -1), 1)[0], level)
+    return _rewrap(front(v, _pdim(dim, len(x._shape)), a.get("keepdim", False)), level)
+
+
+def gather_rule(op, front, level, args, kwargs):
+    b = _bind(front, args, kwargs)
+    a = b.arguments
+    x, idx = a["input"], a["index"]
+    if a.get("out") is not None:
+        return NotImplemented
+    n = BT.batch_size(level)
+    xv = x._value if is_batched_at(x, level) else _expand(x, n)
+    iv = idx._value if is_batched_at(idx, level) else _expand(idx, n)
+    return wrap(front(xv, _pdim(a["dim"], len(x._shape)), iv), level)
 
 
 def _map_dims(d, n, unsqueeze=False):
@@ -195,6 +224,7 @@ def permute_rule(op, front, level, args, kwargs):
 
 
 def getitem(op, front, level, args, kwargs):
+    """``x[key]`` (``Tensor.__getitem__`` is no declared op: BatchedTensor's own calls this)."""
     x, key = args
     if not is_batched_at(x, level):
         return NotImplemented
@@ -334,7 +364,7 @@ def _cross_entropy(fn, level, args, kwargs):
     tf = ops.reshape(tv, n * tv.shape[1], *tv.shape[2:]) if x.dim() > 1 else tv
     a["input"], a["target"], a["reduction"] = xf, tf, "none"
     loss = fn(*b.args, **b.kwargs)
-    loss = ops.reshape(loss, n, *tv.shape[1:]) if x.dim() > 1 else loss
+    loss = ops.reshape(loss, n, x.shape[0], *x.shape[2:]) if x.dim() > 1 else loss
     dims = tuple(range(1, loss.dim()))
     if red == "none":
         return wrap(loss, level)
@@ -354,35 +384,57 @@ def _cross_entropy(fn, level, args, kwargs):
 
 # -- randomness ----------------------------------------------------------------------------------
 
-_LIKE = {"rand_like", "randn_like", "randint_like", "bernoulli", "dropout", "native_dropout", "normal"}
+def _suspending(fn):
+    def run(*a, **k):
+        with BT.suspended():
+            return fn(*a, **k)
+    return run
+
+
+_DROPOUTS = {"dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout"}
 
 
 def random_rule(name, front, level, args, kwargs):
-    lv = BT._vm.levels[-1]
-    mode = BT.randomness(level) if level else lv[2]
+    """The random functions under vmap's ``randomness``: 'error' refuses them; 'different' draws
+    for every example (a batched input is drawn for as a whole; a factory once per example of the
+    innermost vmap); 'same' draws for one example and broadcasts it."""
+    if name in _DROPOUTS:
+        a = _bind(front, args, kwargs).arguments
+        if not a.get("training", name.startswith("dropout")) or a.get("p", 0.5) == 0:
+            return NotImplemented
+    inner_level, inner_n, inner_mode = BT._vm.levels[-1]
+    mode = BT.randomness(level) if level else inner_mode
     if mode == "error":
         raise RuntimeError("vmap: called random operation while in randomness error mode. Please either use the "
                            "'same' or 'different' randomness flags on vmap or perform the randomness operation out "
                            "of vmap")
+    inplace = name.endswith("_")
     if level == 0:
-        if mode == "same":
+        if mode == "same" or inplace:
             return NotImplemented
-        # 'different': a factory makes one sample per example of the innermost vmap
-        if name in ("rand", "randn") and not any(isinstance(a, Tensor) for a in args):
-            size = _sizes(args)
-            with BT.suspended():
-                return wrap(front(lv[1], *size, **kwargs), lv[0])
+        with BT.suspended():
+            outs = [front(*args, **kwargs) for _ in range(inner_n)]
+        return wrap(ops.stack(outs, 0), inner_level)
+    x = args[0]
+    if not is_batched_at(x, level):
         return NotImplemented
+    rest = [unwrap_at(a, level) for a in args[1:]]
+    kw = {k: unwrap_at(v, level) for k, v in kwargs.items()}
+    v = x._value
+    if BT.top_level((v, rest), kw) == 0:
+        front = _suspending(front)  # the function's own random calls must not be batched again
     if mode == "different":
-        return NotImplemented
-    if name in _LIKE and name != "normal":
-        x = args[0]
-        first = x._value.select(0, 0)
-        r = front(first, *args[1:], **kwargs)
-        if name in ("dropout", "native_dropout"):
-            return NotImplemented
-        return wrap(_expand(r, x._value.shape[0]), level)
-    raise NotImplementedError(f"vmap: randomness='same' is not supported for {name} on a batched tensor")
+        r = front(v, *rest, **kw)
+        return x if inplace else wrap(r, level)
+    first = ops.clone(ops.select(v, 0, 0))
+    if inplace:
+        front(first, *rest, **kw)
+        ops.copy_(v, _expand(first, v.shape[0]))
+        return x
+    if name in _DROPOUTS:
+        mask = front(ops.ones_like(first), *rest, **kw)
+        return wrap(v * mask, level)
+    return wrap(_expand(front(first, *rest, **kw), v.shape[0]), level)
 
 
 def install() -> None:
@@ -399,9 +451,9 @@ def install() -> None:
         if name in OPS:
             RULES[name] = dim_op
     RULES.update({"cat": cat_rule, "view": reshape_rule, "reshape": reshape_rule, "expand": expand_rule,
-                  "permute": permute_rule, "getitem": getitem, "matmul": matmul_rule, "linear": linear_rule,
-                  "layer_norm": layer_norm_rule, "convolution": convolution_rule, "__random__": random_rule,
-                  "setitem": setitem})
+                  "permute": permute_rule, "max": max_min_rule, "min": max_min_rule, "gather": gather_rule,
+                  "matmul": matmul_rule, "linear": linear_rule, "layer_norm": layer_norm_rule,
+                  "convolution": convolution_rule, "__random__": random_rule})
     F_RULES["cross_entropy"] = _cross_entropy
     BT.BatchedTensor.__getitem__ = _bt_getitem
     BT.BatchedTensor.__setitem__ = _bt_setitem
