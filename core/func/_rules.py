@@ -102,7 +102,8 @@ DIM_OPS = {
     "split_with_sizes": (("dim",), None), "diff": (("dim",), None), "cumulative_trapezoid": (("dim",), None),
     "norm_dim": (("dim",), "all"), "vector_norm": (("dim",), "all"), "all_dim": (("dim",), None),
     "any_dim": (("dim",), None), "renorm": (("dim",), None), "glu": (("dim",), None), "all": (("dim",), "flat"),
-    "any": (("dim",), "flat"),
+    "any": (("dim",), "flat"), "slice": (("dim",), None), "unfold": (("dimension",), None),
+    "mode": (("dim",), None),
 }
 
 
@@ -347,6 +348,35 @@ def _conv_batched_weight(front, level, x, w, b, stride, padding, dilation, group
     return wrap(ops.movedim(out, 1, 0), level)
 
 
+def fold_rule(op, front, level, args, kwargs):
+    """An op whose first argument is ``(N, C, *spatial)`` (pooling): the batch folds into N."""
+    x, *rest = args
+    if not is_batched_at(x, level) or kwargs or any(isinstance(a, Tensor) for a in rest) or len(x._shape) < 2:
+        return NotImplemented
+    v = x._value
+    B, N = v.shape[0], v.shape[1]
+    out = front(ops.reshape(v, B * N, *v.shape[2:]), *rest)
+
+    def unfold(o):
+        return wrap(ops.reshape(o, B, N, *o.shape[1:]), level) if isinstance(o, Tensor) else o
+    return tuple(unfold(o) for o in out) if isinstance(out, tuple) else unfold(out)
+
+
+def pad_rule(op, front, level, args, kwargs):
+    b = _bind(front, args, kwargs).arguments
+    x, pad = b["x"], b["pad"]
+    if not is_batched_at(x, level) or len(pad) // 2 > len(x._shape):
+        return NotImplemented
+    return wrap(front(x._value, pad, b.get("value", 0.0)), level)
+
+
+def embedding_rule(op, front, level, args, kwargs):
+    w, idx, padding_idx = args
+    if is_batched_at(w, level) or not is_batched_at(idx, level):
+        return NotImplemented
+    return wrap(front(w, idx._value, padding_idx), level)
+
+
 # -- nn.functional rules -------------------------------------------------------------------------
 
 def _cross_entropy(fn, level, args, kwargs):
@@ -437,6 +467,40 @@ def random_rule(name, front, level, args, kwargs):
     return wrap(_expand(front(first, *rest, **kw), v.shape[0]), level)
 
 
+def _f_embedding(fn, level, args, kwargs):
+    b = _bind(fn, args, kwargs)
+    a = b.arguments
+    if not is_batched_at(a["input"], level) or is_batched_at(a["weight"], level) or a.get("max_norm") is not None:
+        return NotImplemented
+    a["input"] = a["input"]._value
+    return wrap(fn(*b.args, **b.kwargs), level)
+
+
+def _pointwise_loss(fn, level, args, kwargs):
+    """A loss that is elementwise before its reduction: run with ``reduction='none'`` on the
+    batch, then reduce each example."""
+    b = _bind(fn, args, kwargs)
+    a = b.arguments
+    if a.get("size_average") is not None or a.get("reduce") is not None:
+        return NotImplemented
+    n = BT.batch_size(level)
+    names = [k for k, v in a.items() if isinstance(v, Tensor)]
+    rank = max(len(a[k]._shape) for k in names)
+    for k in names:
+        v = a[k]
+        v = v._value if is_batched_at(v, level) else _expand(v, n)
+        a[k] = _pad(v, rank - (v.dim() - 1))
+    red = a.get("reduction", "mean")
+    a["reduction"] = "none"
+    loss = fn(*b.args, **b.kwargs)
+    if red == "none":
+        return wrap(loss, level)
+    dims = tuple(range(1, loss.dim()))
+    if not dims:
+        return wrap(loss, level)
+    return wrap(ops.mean(loss, dims) if red == "mean" else ops.sum(loss, dims), level)
+
+
 def install() -> None:
     """Fill :data:`ember.func._batched.RULES` from the op registry."""
     for name, op in OPS.items():
@@ -444,7 +508,7 @@ def install() -> None:
             continue
         if op.result == "elementwise" or op.group in ("unary", "binary", "ternary"):
             RULES[name] = RULES[name + "_"] = elementwise
-    for name in ("clone", "detach", "nan_to_num", "sum_to_size_kernel"):
+    for name in ("clone", "detach", "nan_to_num", "threshold_backward", "fill_", "copy_", "binary_cross_entropy"):
         if name in OPS:
             RULES[name] = elementwise
     for name in DIM_OPS:
@@ -453,8 +517,13 @@ def install() -> None:
     RULES.update({"cat": cat_rule, "view": reshape_rule, "reshape": reshape_rule, "expand": expand_rule,
                   "permute": permute_rule, "max": max_min_rule, "min": max_min_rule, "gather": gather_rule,
                   "matmul": matmul_rule, "linear": linear_rule, "layer_norm": layer_norm_rule,
-                  "convolution": convolution_rule, "__random__": random_rule})
+                  "convolution": convolution_rule, "__random__": random_rule, "max_pool": fold_rule,
+                  "avg_pool": fold_rule, "constant_pad_nd": pad_rule, "embedding": embedding_rule})
     F_RULES["cross_entropy"] = _cross_entropy
+    F_RULES["embedding"] = _f_embedding
+    for name in ("binary_cross_entropy", "binary_cross_entropy_with_logits", "l1_loss", "smooth_l1_loss",
+                 "huber_loss", "mse_loss", "soft_margin_loss"):
+        F_RULES[name] = _pointwise_loss
     BT.BatchedTensor.__getitem__ = _bt_getitem
     BT.BatchedTensor.__setitem__ = _bt_setitem
 
