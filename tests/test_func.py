@@ -271,12 +271,12 @@ def test_compositions_with_vmap():
     close(grad(lambda a: vmap(lambda row: row.norm())(a).sum())(x), x / x.norm(dim=-1, keepdim=True))
 
 
-def test_per_sample_gradients_match_a_loop():
+def test_per_sample_gradients_match_a_loop(device):
     ember.manual_seed(0)
     model = ember.nn.Sequential(ember.nn.Linear(5, 8), ember.nn.ReLU(), ember.nn.Linear(8, 3),
-                                ember.nn.LayerNorm(3)).double()
+                                ember.nn.LayerNorm(3)).double().to(device)
     params = {k: v.detach() for k, v in model.named_parameters()}
-    x, t = r(6, 5), ember.tensor([0, 1, 2, 0, 1, 2])
+    x, t = r(6, 5, device=device), ember.tensor([0, 1, 2, 0, 1, 2], device=device)
 
     def loss(p, xi, ti):
         return F.cross_entropy(functional_call(model, p, (xi.unsqueeze(0),)), ti.unsqueeze(0))
