@@ -323,3 +323,37 @@ def test_functional_call_and_stack_module_state():
     assert params["weight"].shape == (4, 2, 3) and params["weight"].requires_grad and buffers == {}
     out = vmap(lambda p, xx: functional_call(models[0], p, (xx,)), in_dims=(0, None))(params, x)
     close(out, ember.stack([m(x).detach() for m in models]))
+
+
+class _Square(ember.autograd.Function):
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return a * a
+
+    @staticmethod
+    def backward(ctx, g):
+        (a,) = ctx.saved_tensors
+        return 2 * a * g
+
+
+def test_custom_function_runs_per_example_under_vmap():
+    x = r(3, 4)
+    FT.vmap_fallbacks.clear()
+    close(vmap(_Square.apply)(x), x * x)
+    assert FT.vmap_fallbacks["autograd.Function"] == 1
+    close(vmap(grad(lambda a: _Square.apply(a).sum()))(x), 2 * x)
+
+
+def test_unsupported_compositions_raise_clearly():
+    x = r(3, 4)
+
+    def inner_autograd(a):
+        a = a.detach().requires_grad_()
+        return ember.autograd.grad(a.sin().sum(), a)[0]
+    with pytest.raises(RuntimeError, match="can't see through a batched tensor inside vmap; use ember.func.grad"):
+        vmap(inner_autograd)(x)
+    with pytest.raises(RuntimeError, match="backward\\(\\) on a batched tensor is not supported inside vmap"):
+        vmap(lambda a: a.sum().backward())(x)
+    with pytest.raises(RuntimeError, match="is not possible because there exists a Tensor `other`"):
+        vmap(lambda a: ember.zeros(4, dtype=F64).add_(a))(x)

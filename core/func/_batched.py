@@ -68,6 +68,16 @@ class BatchedTensor(Tensor):
         return self._value.grad_fn
 
     @property
+    def _grad_fn(self):
+        raise RuntimeError("vmap: ember.autograd.grad and backward() can't see through a batched tensor inside vmap; "
+                           "use ember.func.grad, ember.func.vjp or ember.func.jacrev inside the vmapped function")
+
+    @_grad_fn.setter
+    def _grad_fn(self, value):
+        pass
+
+
+    @property
     def is_leaf(self):
         return self._value.is_leaf
 

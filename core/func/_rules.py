@@ -103,7 +103,7 @@ DIM_OPS = {
     "norm_dim": (("dim",), "all"), "vector_norm": (("dim",), "all"), "all_dim": (("dim",), None),
     "any_dim": (("dim",), None), "renorm": (("dim",), None), "glu": (("dim",), None), "all": (("dim",), "flat"),
     "any": (("dim",), "flat"), "slice": (("dim",), None), "unfold": (("dimension",), None),
-    "mode": (("dim",), None),
+    "mode": (("dim",), None), "norm": (("dim",), "all"),
 }
 
 
@@ -501,6 +501,13 @@ def _pointwise_loss(fn, level, args, kwargs):
     return wrap(ops.mean(loss, dims) if red == "mean" else ops.sum(loss, dims), level)
 
 
+def _function_loop(fn, level, args, kwargs):
+    """A custom ``autograd.Function`` has no batching rule: it runs once per example (its
+    forward and backward see one example, as PyTorch's without a ``vmap`` staticmethod would
+    need ``generate_vmap_rule``)."""
+    return BT._loop("autograd.Function", fn, level, args, kwargs)
+
+
 def install() -> None:
     """Fill :data:`ember.func._batched.RULES` from the op registry."""
     for name, op in OPS.items():
@@ -521,6 +528,7 @@ def install() -> None:
                   "avg_pool": fold_rule, "constant_pad_nd": pad_rule, "embedding": embedding_rule})
     F_RULES["cross_entropy"] = _cross_entropy
     F_RULES["embedding"] = _f_embedding
+    F_RULES["autograd.Function"] = _function_loop
     for name in ("binary_cross_entropy", "binary_cross_entropy_with_logits", "l1_loss", "smooth_l1_loss",
                  "huber_loss", "mse_loss", "soft_margin_loss"):
         F_RULES[name] = _pointwise_loss
