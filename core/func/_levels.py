@@ -9,7 +9,7 @@ from .. import _state, ops
 from .._tensor import Tensor
 from ._batched import BatchedTensor, wrap
 
-__all__ = ["unwrap_all", "wrap_all", "active_levels", "with_levels", "materialize"]
+__all__ = ["unwrap_all", "wrap_all", "active_levels", "with_levels", "from_levels", "materialize"]
 
 _vm = _state.vmap
 

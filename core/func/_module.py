@@ -4,7 +4,6 @@ from __future__ import annotations
 import contextlib
 
 from .. import ops
-from .._tensor import Tensor
 from ..nn.modules.module import Module
 
 __all__ = ["functional_call", "stack_module_state"]
@@ -132,5 +131,3 @@ def stack_module_state(models):
     buffers = stack(lambda m: m.named_buffers(), False)
     return params, buffers
 
-
-_ = Tensor

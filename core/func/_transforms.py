@@ -16,8 +16,7 @@ import functools
 from .. import _state, autograd, ops
 from .._tensor import Tensor
 from ..autograd.grad_mode import enable_grad
-from . import _batched as BT
-from ._levels import active_levels, from_levels, unwrap_all, with_levels
+from ._levels import active_levels, from_levels, with_levels
 from ._tree import flatten, tree_map, unflatten
 from ._vmap import vmap
 
@@ -224,7 +223,7 @@ def jvp(func, primals, tangents, *, strict: bool = False, has_aux: bool = False)
     return outv, tanv
 
 
-def _basis(x, n_batch_first=True):
+def _basis(x):
     n = x.numel()
     return ops.reshape(ops.eye(n, dtype=x.dtype, device=x.device), n, *x.shape)
 
@@ -309,5 +308,3 @@ def hessian(func, argnums=0):
     """``jacfwd(jacrev(func, argnums), argnums)``."""
     return jacfwd(jacrev(func, argnums), argnums)
 
-
-_ = BT, unwrap_all
