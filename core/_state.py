@@ -79,3 +79,18 @@ class _AutocastState(threading.local):
 
 
 autocast = _AutocastState()
+
+
+class _VmapState(threading.local):
+    """``ember.func.vmap`` in this thread: ``levels`` holds one entry per running vmap (innermost
+    last) and ``depth`` its length, which the op fronts read (one check while no vmap runs);
+    ``call`` is the batching handler ``ember.func`` installs: ``call(op, front, *args, **kwargs)``."""
+
+    call = None
+
+    def __init__(self):
+        self.levels: list = []
+        self.depth = 0
+
+
+vmap = _VmapState()

@@ -8,7 +8,7 @@ from __future__ import annotations
 import warnings
 
 from .. import _state
-from . import engine, graph
+from . import engine, functional, graph
 from .engine import backward, grad
 from .function import Function, FunctionCtx, InplaceFunction, NestedIOFunction, once_differentiable
 from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,

@@ -48,6 +48,10 @@ def _make_grads(outputs, grads, create_graph):
         raise RuntimeError(f"grad can be implicitly created only for scalar outputs; got {len(grads)} gradients for "
                            f"{len(outputs)} outputs")
     for t, g in zip(outputs, grads):
+        if t._storage is None:
+            raise RuntimeError("vmap: ember.autograd.grad and backward() can't see through a batched tensor inside "
+                               "vmap; use ember.func.grad, ember.func.vjp or ember.func.jacrev inside the vmapped "
+                               "function")
         if g is None:
             if not t._requires_grad:
                 raise RuntimeError("element 0 of tensors does not require grad and does not have a grad_fn")

@@ -168,6 +168,12 @@ class Function(metaclass=FunctionMeta):
 
     @classmethod
     def apply(cls, *args, **kwargs):
+        if _state.vmap.depth:  # inside ember.func.vmap: the handler runs it once per example
+            return _state.vmap.call("autograd.Function", cls._apply_eager, *args, **kwargs)
+        return cls._apply_eager(*args, **kwargs)
+
+    @classmethod
+    def _apply_eager(cls, *args, **kwargs):
         ctx = cls._backward_cls()
         requires = [(_is_tensor(a) and (a._requires_grad or (a._base is not None and view_requires_grad(a))))
                     for a in args]

@@ -33,6 +33,7 @@ from .._tensor import Tensor
 __all__ = ["policy", "call", "LISTED", "POLICIES", "DEFAULT_DTYPES", "suspended", "clear_cache"]
 
 _ac = _state.autocast
+_vm = _state.vmap
 
 # -- PyTorch's op lists (torch 2.13), in ember's names -------------------------------------------------
 
@@ -200,10 +201,13 @@ def call(name: str, fn, *args, **kwargs):
 def policy(name: str):
     """Decorator for a function on autocast's lists as ``name`` (an ``nn.functional`` function
     that checks its arguments before reaching an op): under autocast it goes through
-    :func:`call`; otherwise it costs one flag check."""
+    :func:`call`; otherwise it costs one flag check. Inside ``ember.func.vmap`` it goes to the
+    batching handler first, which knows the function as ``name``."""
     def deco(fn):
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
+            if _vm.depth:
+                return _vm.call(name, fn, *args, **kwargs)
             if _ac.active:
                 return call(name, fn, *args, **kwargs)
             return fn(*args, **kwargs)

@@ -37,6 +37,7 @@ import inspect
 import sys
 
 from . import autocast as AC
+from .. import _state
 from . import writes as W
 from .registry import ALL, dispatch, make_view, register_op
 
@@ -105,14 +106,14 @@ def viewop(name: str, geometry=None, *, backward, inplace=False, method=True, do
     module = module or _caller_module()
     params = list(inspect.signature(geometry).parameters.values())
     parts, call, kwdefaults = _param_source(params)
-    ns = {"_body": geometry, "_op": op, "_make_view": make_view, "W": W}
-    src = (f"def {name}({_defn(parts, False)}):\n    g = _body({call})\n"
+    ns = {"_body": geometry, "_op": op, "_make_view": make_view, "W": W, "_vm": _state.vmap}
+    src = (f"def {name}({_defn(parts, False)}):\n{_vmap_line(name, call)}    g = _body({call})\n"
            "    return _make_view(_op, *g) if g.__class__ is tuple else g\n")
     fn = _attach(op, _build(src, ns, name, geometry, module, kwdefaults, op.doc))
     if inplace:
         ns["_front"] = fn
         iparts, icall = _self_first(parts, call, params[0].name)
-        isrc = (f"def {name}_({_defn(iparts, False)}):\n"
+        isrc = (f"def {name}_({_defn(iparts, False)}):\n{_vmap_line(name + '_', icall)}"
                 f"    return W.become_view(self, _front({icall}), {name + '_'!r})\n")
         _attach(op, _build(isrc, ns, name + "_", geometry, module, kwdefaults,
                            f"In-place :func:`{name}`: ``self`` becomes the view."), fn)
@@ -134,7 +135,8 @@ def _fronts(op, body, is_composite: bool, with_out: bool, inplace, exact: bool, 
     if with_out and any(p.name == "out" for p in params):
         raise TypeError(f"op {op.name!r}: the meta/impl must not take 'out' (the front end adds it)")
     parts, call, kwdefaults = _param_source(params)
-    ns = {"_body": body, "_op": op, "_dispatch": dispatch, "W": W, "_exact": exact, "_returns": returns}
+    ns = {"_body": body, "_op": op, "_dispatch": dispatch, "W": W, "_exact": exact, "_returns": returns,
+          "_vm": _state.vmap}
     name = op.name
     if is_composite:
         run = f"    r = _body({call})\n"
@@ -152,11 +154,12 @@ def _fronts(op, body, is_composite: bool, with_out: bool, inplace, exact: bool, 
         run = (f"    if _ac.active{' and out is None' if with_out else ''}:\n"
                f"        return _amp({name!r}, _plain, {call})\n") + run
     if with_out:
-        src = (f"def {name}({_defn(parts, True)}):\n{run}"
+        src = (f"def {name}({_defn(parts, True)}):\n{_vmap_line(name, call + ', out=out')}{run}"
                f"    return r if out is None else W.store(r, out, {name!r}, _exact)\n")
         fn = _build(src, ns, name, body, module, {**kwdefaults, "out": None}, op.doc)
     else:
-        fn = _build(f"def {name}({_defn(parts, False)}):\n{run}    return r\n", ns, name, body, module, kwdefaults,
+        fn = _build(f"def {name}({_defn(parts, False)}):\n{_vmap_line(name, call)}{run}    return r\n", ns, name, body,
+                    module, kwdefaults,
                     op.doc)
     _attach(op, fn)
     if inplace:
@@ -171,9 +174,17 @@ def _fronts(op, body, is_composite: bool, with_out: bool, inplace, exact: bool, 
             line = f"W.write_back(self, _body({icall}), {iname!r}, _exact)"
         else:
             line = f"W.inplace(_op, self, _body({icall}), {iname!r}, _exact)"
-        _attach(op, _build(f"def {iname}({_defn(iparts, False)}):\n    return {line}\n", ns, iname, body, module,
+        _attach(op, _build(f"def {iname}({_defn(iparts, False)}):\n{_vmap_line(iname, icall)}    return {line}\n", ns,
+                           iname, body, module,
                            kwdefaults, f"In-place :func:`{name}` (``self`` keeps its dtype and shape)."), fn)
     return fn
+
+
+def _vmap_line(name: str, call: str) -> str:
+    """The first line of every front: inside ``ember.func.vmap`` the call goes to its batching
+    handler (``front`` is the function itself); otherwise it costs one flag check."""
+    call = f", {call}" if call and not call.startswith(", ") else call
+    return f"    if _vm.depth:\n        return _vm.call(_op, {name}{call})\n"
 
 
 def _attach(op, generated, front=None):

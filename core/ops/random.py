@@ -21,6 +21,7 @@ from . import creation as CR
 from . import indexing as IX
 from . import pointwise as PW
 from . import reduction as R
+from .vmap_hook import hooked
 from . import unary as UN
 from . import writes as W
 from .registry import register_op
@@ -167,6 +168,7 @@ def _float_bounds(dt):
         dt, 1.7976931348623157e308)
 
 
+@hooked("uniform_")
 def uniform_(self: Tensor, from_: float = 0.0, to: float = 1.0, *, generator=None) -> Tensor:
     """Fill with samples from U[from, to)."""
     _check_float(self, "uniform_")
@@ -187,6 +189,7 @@ def _check_std(std) -> None:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
 
 
+@hooked("normal_")
 def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, *, generator=None) -> Tensor:
     """Fill with samples from N(mean, std^2)."""
     _check_float(self, "normal_")
@@ -203,6 +206,7 @@ def _fill(op, t, a, b, generator):
     return t.copy_(tmp)
 
 
+@hooked("rand")
 def rand(*sizes, size=None, generator=None, dtype=None, device=None, requires_grad=False, out=None, layout=None,
          pin_memory=False) -> Tensor:
     """Samples from U[0, 1)."""
@@ -212,6 +216,7 @@ def rand(*sizes, size=None, generator=None, dtype=None, device=None, requires_gr
     return CR._finish(t, requires_grad, out)
 
 
+@hooked("randn")
 def randn(*sizes, size=None, generator=None, dtype=None, device=None, requires_grad=False, out=None, layout=None,
           pin_memory=False) -> Tensor:
     """Samples from N(0, 1)."""
@@ -232,6 +237,7 @@ def _uniform_float(shape, device, generator, span: float):
     return t
 
 
+@hooked("randint")
 def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False,
             out=None, layout=None) -> Tensor:
     """Integers uniformly drawn from [low, high) (int64 by default)."""
@@ -274,6 +280,7 @@ def _check_random_bounds(low: int, high: int, dt) -> None:
 _UNSET = object()
 
 
+@hooked("random_")
 def random_(self: Tensor, from_=_UNSET, to=_UNSET, *, generator=None) -> Tensor:
     """Fill with integers from [from, to) (to defaults to the dtype's range); ``random_(to)``
     alone draws from [0, to), as PyTorch."""
@@ -294,6 +301,7 @@ def random_(self: Tensor, from_=_UNSET, to=_UNSET, *, generator=None) -> Tensor:
     return self.copy_(r)
 
 
+@hooked("randperm")
 def randperm(n: int, *, generator=None, dtype=None, device=None, requires_grad=False, out=None,
              layout=None, pin_memory=False) -> Tensor:
     """A random permutation of 0..n-1."""
@@ -313,16 +321,19 @@ def randperm(n: int, *, generator=None, dtype=None, device=None, requires_grad=F
     return CR._finish(idx.to(dt), requires_grad, out)
 
 
+@hooked("rand_like")
 def rand_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None, generator=None) -> Tensor:
     return rand(input._shape, dtype=input._dtype if dtype is None else dtype,
                 device=input._device if device is None else device, requires_grad=requires_grad, generator=generator)
 
 
+@hooked("randn_like")
 def randn_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None, generator=None) -> Tensor:
     return randn(input._shape, dtype=input._dtype if dtype is None else dtype,
                  device=input._device if device is None else device, requires_grad=requires_grad, generator=generator)
 
 
+@hooked("randint_like")
 def randint_like(input, low=0, high=None, *, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
     if high is None:
         low, high = 0, low
@@ -330,6 +341,7 @@ def randint_like(input, low=0, high=None, *, dtype=None, device=None, requires_g
                    device=input._device if device is None else device, generator=generator)
 
 
+@hooked("normal")
 def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=None, requires_grad=False,
            out=None) -> Tensor:
     """Samples from N(mean, std^2); mean and std may be tensors (broadcast) or floats."""
@@ -354,6 +366,7 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=N
     return CR._finish(r.detach(), requires_grad, out)
 
 
+@hooked("bernoulli")
 def bernoulli(input: Tensor, p=None, *, generator=None, out=None) -> Tensor:
     """Samples 1 with probability ``input`` (or ``p``), else 0, in input's dtype."""
     probs = input if p is None else p
@@ -371,10 +384,12 @@ def bernoulli(input: Tensor, p=None, *, generator=None, out=None) -> Tensor:
     return CR._finish(r, False, out)
 
 
+@hooked("bernoulli_")
 def bernoulli_(self: Tensor, p=0.5, *, generator=None) -> Tensor:
     return self.copy_(bernoulli(self if not isinstance(p, (int, float)) else self, p, generator=generator))
 
 
+@hooked("multinomial")
 def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *, generator=None, out=None) -> Tensor:
     """Indices sampled from the rows of ``input`` (non-negative weights)."""
     if input._dtype.category != D._FLOAT:
@@ -411,6 +426,7 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *, g
     return CR._finish(idx.to(D.int64).contiguous(), False, out)
 
 
+@hooked("poisson")
 def poisson(input: Tensor, generator=None) -> Tensor:
     """Poisson samples with rates ``input`` (inversion by sequential search; rates should be modest)."""
     _check_float(input, "poisson")

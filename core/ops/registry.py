@@ -24,6 +24,7 @@ from .._tensor import Tensor, _alias
 from .._graph import OpNode, TensorMeta, edge_of, view_requires_grad
 
 _grad = _state.grad
+_vm = _state.vmap
 _autocast = _state.autocast
 ALL = "all"
 
@@ -145,10 +146,31 @@ def run(op: OpDef, dev, args: tuple):
     k = dev._kernels.get(op.name)
     try:
         if k is not None:
+            if _vm.depth and _batched(args):
+                return _below_vmap(op, args)
             return k(*args)
         return _no_kernel(op, dev, args)
     except MemoryError as e:
         raise RuntimeError(f"{op.name}: can't allocate memory: {e}") from None
+
+
+def _batched(args) -> bool:
+    """Whether a kernel argument is an ``ember.func.vmap`` batched tensor (it has no storage)."""
+    for a in args:
+        if isinstance(a, Tensor) and a._storage is None:
+            return True
+        if a.__class__ in (list, tuple) and _batched(a):
+            return True
+    return False
+
+
+def _below_vmap(op, args):
+    """A batched tensor reached a kernel through a direct ``dispatch`` (inside a composite op):
+    the op's decomposition batches it through its parts."""
+    if op.decomposition is not None:
+        return op.decomposition(*args)
+    raise RuntimeError(f"vmap: {op.name} was reached with a batched tensor below the op fronts and has no "
+                       "decomposition; ember.func.vmap has no batching rule for the op that called it")
 
 
 def _no_kernel(op, dev, args):

@@ -7,6 +7,7 @@ from ... import _dtype as D
 from ... import ops as _ops
 from ..._tensor import Tensor
 from ...ops import nn as _nnops
+from ...ops.vmap_hook import hooked
 from ._util import check_tensor
 
 __all__ = ["dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout"]
@@ -23,6 +24,7 @@ def _apply(input: Tensor, result: Tensor, inplace: bool) -> Tensor:
     return input.copy_(result) if inplace else result
 
 
+@hooked("dropout")
 def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
     """Zero each element with probability ``p`` and scale the rest by ``1/(1-p)``; identity when not training."""
     check_tensor(input, "dropout")
@@ -65,6 +67,7 @@ def _warn_rank(op, nsp, input):
                       stacklevel=3)
 
 
+@hooked("dropout1d")
 def dropout1d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
     """Zero whole channels of (N, C, L) (or (C, L)) with probability ``p``."""
     check_tensor(input, "dropout1d")
@@ -77,6 +80,7 @@ def dropout1d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
     return _feature_dropout(input, p, training, inplace, 2 if d == 3 else 1)
 
 
+@hooked("dropout2d")
 def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
     """Zero whole channels of (N, C, H, W) with probability ``p``. As PyTorch, other ranks warn
     and a 3-D input is read as (N, C, L): the draws are per index of the first two dims."""
@@ -92,6 +96,7 @@ def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: boo
     return _feature_dropout(input, p, training, inplace, 2)
 
 
+@hooked("dropout3d")
 def dropout3d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
     """Zero whole channels of (N, C, D, H, W) (or (C, D, H, W)) with probability ``p``; other
     ranks warn (as PyTorch) and are read as unbatched: one draw per index of dim 0."""
@@ -118,12 +123,14 @@ def _alpha(input, p, training, inplace, feature):
     return _apply(input, input * (keep * a) + b, inplace)
 
 
+@hooked("alpha_dropout")
 def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False) -> Tensor:
     """Dropout that keeps SELU's self-normalising mean and variance (dropped values go to SELU's
     negative saturation, then an affine correction)."""
     return _alpha(input, p, training, inplace, False)
 
 
+@hooked("feature_alpha_dropout")
 def feature_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False) -> Tensor:
     """Alpha dropout of whole channels."""
     return _alpha(input, p, training, inplace, True)

@@ -7,6 +7,7 @@ from ... import ops as _ops
 from ... import _state
 from ..._tensor import Tensor
 from ...ops import nn as _nnops
+from ...ops.vmap_hook import hooked
 from ._util import check_tensor, desc
 
 __all__ = ["embedding", "embedding_bag", "one_hot"]
@@ -63,6 +64,7 @@ def _renorm(weight, idx, max_norm, norm_type):
         weight.index_copy_(0, rows, w * scale)
 
 
+@hooked("embedding")
 def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max_norm: float | None = None,
               norm_type: float = 2.0, scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
     """Rows of ``weight`` at the integer ``input`` indices; the ``padding_idx`` row gets no gradient;
