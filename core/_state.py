@@ -83,7 +83,7 @@ autocast = _AutocastState()
 
 class _VmapState(threading.local):
     """``ember.func.vmap`` in this thread: ``levels`` holds one entry per running vmap (innermost
-    last) and ``depth`` its length, which the op fronts read (one check while no vmap runs);
+    last) and ``depth`` its length, which the op fronts read once `vmap_open` says a vmap runs;
     ``call`` is the batching handler ``ember.func`` installs: ``call(op, front, *args, **kwargs)``."""
 
     call = None
@@ -94,3 +94,23 @@ class _VmapState(threading.local):
 
 
 vmap = _VmapState()
+
+#: how many ``vmap`` calls are running in all threads: the op fronts read this plain list first
+#: (a global read, cheaper than the thread-local ``vmap.depth``) and the thread's depth only when
+#: some thread is inside a vmap. ``enter_vmap``/``exit_vmap`` keep it.
+vmap_open = [0]
+_vmap_lock = threading.Lock()
+
+
+def enter_vmap(level_entry) -> None:
+    with _vmap_lock:
+        vmap_open[0] += 1
+    vmap.levels.append(level_entry)
+    vmap.depth = len(vmap.levels)
+
+
+def exit_vmap() -> None:
+    vmap.levels.pop()
+    vmap.depth = len(vmap.levels)
+    with _vmap_lock:
+        vmap_open[0] -= 1

@@ -106,8 +106,7 @@ def _run(func, args, dims, out_dims, randomness, kwargs, n):
     level = len(_vm.levels) + 1
     leaves, spec = flatten(args)
     batched = [BT.wrap(ops.movedim(x, d, 0), level) if d is not None else x for x, d in zip(leaves, dims)]
-    _vm.levels.append((level, n, randomness))
-    _vm.depth = len(_vm.levels)
+    _state.enter_vmap((level, n, randomness))
     try:
         out = func(*unflatten(batched, spec), **kwargs)
         flat, ospec = flatten(out)
@@ -132,6 +131,5 @@ def _run(func, args, dims, out_dims, randomness, kwargs, n):
                 e = ops.expand(ops.unsqueeze(o, 0), n, *o.shape)
                 res.append(ops.movedim(e, 0, d % e.dim()))
     finally:
-        _vm.levels.pop()
-        _vm.depth = len(_vm.levels)
+        _state.exit_vmap()
     return unflatten(res, ospec)

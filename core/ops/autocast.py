@@ -34,6 +34,7 @@ __all__ = ["policy", "call", "LISTED", "POLICIES", "DEFAULT_DTYPES", "suspended"
 
 _ac = _state.autocast
 _vm = _state.vmap
+_vmap_open = _state.vmap_open
 
 # -- PyTorch's op lists (torch 2.13), in ember's names -------------------------------------------------
 
@@ -206,7 +207,7 @@ def policy(name: str):
     def deco(fn):
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
-            if _vm.depth:
+            if _vmap_open[0] and _vm.depth:
                 return _vm.call(name, fn, *args, **kwargs)
             if _ac.active:
                 return call(name, fn, *args, **kwargs)

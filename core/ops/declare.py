@@ -106,7 +106,7 @@ def viewop(name: str, geometry=None, *, backward, inplace=False, method=True, do
     module = module or _caller_module()
     params = list(inspect.signature(geometry).parameters.values())
     parts, call, kwdefaults = _param_source(params)
-    ns = {"_body": geometry, "_op": op, "_make_view": make_view, "W": W, "_vm": _state.vmap}
+    ns = {"_body": geometry, "_op": op, "_make_view": make_view, "W": W, "_vm": _state.vmap, "_vmo": _state.vmap_open}
     src = (f"def {name}({_defn(parts, False)}):\n{_vmap_line(name, call)}    g = _body({call})\n"
            "    return _make_view(_op, *g) if g.__class__ is tuple else g\n")
     fn = _attach(op, _build(src, ns, name, geometry, module, kwdefaults, op.doc))
@@ -136,7 +136,7 @@ def _fronts(op, body, is_composite: bool, with_out: bool, inplace, exact: bool, 
         raise TypeError(f"op {op.name!r}: the meta/impl must not take 'out' (the front end adds it)")
     parts, call, kwdefaults = _param_source(params)
     ns = {"_body": body, "_op": op, "_dispatch": dispatch, "W": W, "_exact": exact, "_returns": returns,
-          "_vm": _state.vmap}
+          "_vm": _state.vmap, "_vmo": _state.vmap_open}
     name = op.name
     if is_composite:
         run = f"    r = _body({call})\n"
@@ -182,9 +182,9 @@ def _fronts(op, body, is_composite: bool, with_out: bool, inplace, exact: bool, 
 
 def _vmap_line(name: str, call: str) -> str:
     """The first line of every front: inside ``ember.func.vmap`` the call goes to its batching
-    handler (``front`` is the function itself); otherwise it costs one flag check."""
+    handler (``front`` is the function itself); while no thread is in a vmap it costs one global read."""
     call = f", {call}" if call and not call.startswith(", ") else call
-    return f"    if _vm.depth:\n        return _vm.call(_op, {name}{call})\n"
+    return f"    if _vmo[0] and _vm.depth:\n        return _vm.call(_op, {name}{call})\n"
 
 
 def _attach(op, generated, front=None):

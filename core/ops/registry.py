@@ -25,6 +25,7 @@ from .._graph import OpNode, TensorMeta, edge_of, view_requires_grad
 
 _grad = _state.grad
 _vm = _state.vmap
+_vmap_open = _state.vmap_open
 _autocast = _state.autocast
 ALL = "all"
 
@@ -146,7 +147,7 @@ def run(op: OpDef, dev, args: tuple):
     k = dev._kernels.get(op.name)
     try:
         if k is not None:
-            if _vm.depth and _batched(args):
+            if _vmap_open[0] and _vm.depth and _batched(args):
                 return _below_vmap(op, args)
             return k(*args)
         return _no_kernel(op, dev, args)

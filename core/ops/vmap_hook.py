@@ -13,6 +13,7 @@ from .. import _state
 __all__ = ["hooked"]
 
 _vm = _state.vmap
+_vmap_open = _state.vmap_open
 
 
 def hooked(name: str):
@@ -20,7 +21,7 @@ def hooked(name: str):
     def deco(fn):
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
-            if _vm.depth:
+            if _vmap_open[0] and _vm.depth:
                 return _vm.call(name, fn, *args, **kwargs)
             return fn(*args, **kwargs)
         return wrapper
