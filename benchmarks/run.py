@@ -1,7 +1,8 @@
 """The benchmark runner: ``python -m benchmarks [--backend NAME] [--only PATTERN] [--quick]``.
 
-Every workload is run in ember and, in the same process, in hand-written numpy and in PyTorch
-(when installed); with ``--against BACKEND`` also in ember on a reference backend (the opencl
+Every workload is run in ember, in hand-written numpy and in PyTorch (when installed), each in its
+own worker process unless ``--threads 1`` (``--isolate``/``--no-isolate``); with ``--against BACKEND``
+also in ember on a reference backend (the opencl
 targets are ratios against cpu_numpy). The table of times, ratios and targets is printed and
 written into this backend's section of ``benchmarks/RESULTS.md`` (``--no-write`` to skip); the
 rest of that file (other backends, the method, the optimisation log) is kept.
@@ -15,6 +16,9 @@ Timing is built for a shared machine whose other users come and go:
   ratios** (paired samples, so a slow round cancels out);
 * CPU time (``time.process_time``: every thread of the process) is recorded beside wall time and
   its ratio is reported too: it does not grow when the scheduler takes the CPU away;
+* with ``--isolate`` each implementation runs in a worker process of its own
+  (:mod:`benchmarks.worker`), so one library's spinning thread pools never share a process with
+  another's; the parent still interleaves the rounds, asking each worker for one sample at a time;
 * ``--threads N`` sets OMP/OpenBLAS/MKL threads and ``torch.set_num_threads`` before anything is
   imported (``--threads 1`` keeps spinning BLAS threads from fighting other jobs for 2 cores).
 """
