@@ -1,7 +1,8 @@
 """The benchmark runner: ``python -m benchmarks [--backend NAME] [--only PATTERN] [--quick]``.
 
-Every workload is run in ember and, in the same process, in hand-written numpy and in PyTorch
-(when installed); with ``--against BACKEND`` also in ember on a reference backend (the opencl
+Every workload is run in ember, in hand-written numpy and in PyTorch (when installed), each in its
+own worker process unless ``--threads 1`` (``--isolate``/``--no-isolate``); with ``--against BACKEND``
+also in ember on a reference backend (the opencl
 targets are ratios against cpu_numpy). The table of times, ratios and targets is printed and
 written into this backend's section of ``benchmarks/RESULTS.md`` (``--no-write`` to skip); the
 rest of that file (other backends, the method, the optimisation log) is kept.
@@ -15,6 +16,9 @@ Timing is built for a shared machine whose other users come and go:
   ratios** (paired samples, so a slow round cancels out);
 * CPU time (``time.process_time``: every thread of the process) is recorded beside wall time and
   its ratio is reported too: it does not grow when the scheduler takes the CPU away;
+* with ``--isolate`` each implementation runs in a worker process of its own
+  (:mod:`benchmarks.worker`), so one library's spinning thread pools never share a process with
+  another's; the parent still interleaves the rounds, asking each worker for one sample at a time;
 * ``--threads N`` sets OMP/OpenBLAS/MKL threads and ``torch.set_num_threads`` before anything is
   imported (``--threads 1`` keeps spinning BLAS threads from fighting other jobs for 2 cores).
 """
@@ -22,11 +26,13 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 import json
 import os
 import pkgutil
 import platform
 import statistics
+import subprocess
 import sys
 import time
 import traceback
@@ -46,9 +52,39 @@ def _call_time(fn) -> float:
     return time.perf_counter() - t0
 
 
+def warm_up(fn, warmup: int = 2) -> float:
+    """Warm ``fn`` up and return the time of one call (the best of two unless a call is slow)."""
+    one = _call_time(fn)                     # the first call warms up
+    if one < 0.2:                            # slow workloads: that one call will do
+        for _ in range(warmup - 1):
+            fn()
+        one = min(_call_time(fn) for _ in range(2))
+    return one
+
+
+class Local:
+    """An implementation run in this process: a zero-argument callable."""
+
+    def __init__(self, fn):
+        self.fn = fn
+
+    def setup(self, sample: float, warmup: int) -> dict:
+        first = warm_up(self.fn, warmup)
+        return {"first": first, "calls": max(1, int(sample / max(first, 1e-7)))}
+
+    def sample(self, n: int) -> tuple:
+        fn = self.fn
+        c0, t0 = time.process_time(), time.perf_counter()
+        for _ in range(n):
+            fn()
+        t1, c1 = time.perf_counter(), time.process_time()
+        return (t1 - t0) / n, (c1 - c0) / n
+
+
 def measure(impls: dict, budget: float = 2.0, sample: float = 0.03, min_rounds: int = 5,
             max_rounds: int = 200, warmup: int = 2) -> dict:
-    """Time the callables of ``impls`` (name -> zero-argument callable) interleaved.
+    """Time the implementations of ``impls`` (name -> zero-argument callable, or a :class:`Local`
+    or :class:`Remote`, whose samples run in a worker process) interleaved.
 
     Returns name -> {"wall": [s per call per round], "cpu": [...], "calls": calls per sample};
     a callable that raises is left out and its error kept under "error" instead.
@@ -56,17 +92,17 @@ def measure(impls: dict, budget: float = 2.0, sample: float = 0.03, min_rounds: 
     res: dict = {}
     live = {}
     for name, fn in impls.items():
+        runner = fn if isinstance(fn, (Local, Remote)) else Local(fn)
         try:
-            one = _call_time(fn)                     # the first call warms up
-            if one < 0.2:                            # slow workloads: that one call will do
-                for _ in range(warmup - 1):
-                    fn()
-                one = min(_call_time(fn) for _ in range(2))
+            got = runner.setup(sample, warmup)
         except Exception as e:  # a failing implementation is reported, not fatal
             res[name] = {"error": f"{type(e).__name__}: {e}", "trace": traceback.format_exc()}
             continue
-        live[name] = fn
-        res[name] = {"wall": [], "cpu": [], "calls": max(1, int(sample / max(one, 1e-7))), "first": one}
+        if "error" in got:
+            res[name] = got
+            continue
+        live[name] = runner
+        res[name] = {"wall": [], "cpu": [], "calls": got["calls"], "first": got["first"]}
     names = list(live)
     if names and max(res[n]["first"] for n in names) > 1.0:
         min_rounds = min(min_rounds, 3)              # seconds-long calls: three rounds suffice
@@ -75,16 +111,55 @@ def measure(impls: dict, budget: float = 2.0, sample: float = 0.03, min_rounds: 
     while names and r < max_rounds and (r < min_rounds or time.perf_counter() < end):
         k = r % len(names)
         for name in names[k:] + names[:k]:          # rotate the order every round
-            fn, d = live[name], res[name]
-            n = d["calls"]
-            c0, t0 = time.process_time(), time.perf_counter()
-            for _ in range(n):
-                fn()
-            t1, c1 = time.perf_counter(), time.process_time()
-            d["wall"].append((t1 - t0) / n)
-            d["cpu"].append((c1 - c0) / n)
+            d = res[name]
+            wall, cpu = live[name].sample(d["calls"])
+            d["wall"].append(wall)
+            d["cpu"].append(cpu)
         r += 1
     return res
+
+
+class Remote:
+    """An implementation timed in its own worker process (:mod:`benchmarks.worker`), so that its
+    library's thread pools never share a process with another library's. The parent sends it
+    "set up this workload" and "time one sample" messages, still interleaving the rounds."""
+
+    def __init__(self, impl: str, opts: dict):
+        self.impl = impl
+        self.proc = subprocess.Popen([sys.executable, "-m", "benchmarks.worker", impl, json.dumps(opts)],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                                     cwd=os.path.dirname(HERE), bufsize=1)
+        self.workload = None
+
+    def ask(self, msg: dict) -> dict:
+        self.proc.stdin.write(json.dumps(msg) + "\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        if not line:
+            raise RuntimeError(f"the {self.impl} worker process ended (exit status {self.proc.wait()})")
+        return json.loads(line)
+
+    def prepare(self, workload: str, sample: float, warmup: int) -> dict:
+        """Build ``workload`` in the worker and warm it up (before the rounds start)."""
+        self.workload = workload
+        self.ready = self.ask({"cmd": "setup", "workload": workload, "sample": sample, "warmup": warmup})
+        return self.ready
+
+    def setup(self, sample: float, warmup: int) -> dict:
+        return self.ready
+
+    def sample(self, n: int) -> tuple:
+        r = self.ask({"cmd": "sample", "n": n})
+        return r["wall"], r["cpu"]
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            try:
+                self.proc.stdin.write(json.dumps({"cmd": "quit"}) + "\n")
+                self.proc.stdin.close()
+            except OSError:
+                pass
+            self.proc.wait(timeout=30)
 
 
 def summarize(res: dict) -> tuple[dict, dict, dict]:
@@ -219,6 +294,24 @@ def write_results(path: str, key: str, body: str) -> None:
     os.replace(tmp, path)
 
 
+def _remote_impls(workers: dict, name: str, args) -> dict:
+    """The workload's implementations as :class:`Remote` runners, set up (and warmed up) in
+    their workers one after the other; a worker's setup failure is reported as that
+    implementation's error."""
+    impls: dict = {}
+    sample = args.sample_ms / 1e3
+    for k, wk in workers.items():
+        got = wk.prepare(name, sample, 2)
+        if got.get("absent"):
+            continue
+        if k == "ember" and got.get("note"):
+            impls["note"] = got["note"]
+        if "error" in got and k == "ember":
+            raise RuntimeError(got["error"])
+        impls[k] = wk
+    return impls
+
+
 # -- the run ---------------------------------------------------------------------------------
 
 def load_workloads() -> list:
@@ -275,6 +368,9 @@ def parse_args(argv):
     p.add_argument("--output", default=os.path.join(HERE, "RESULTS.md"))
     p.add_argument("--json", default=None, help="also write the raw samples here")
     p.add_argument("--list", action="store_true", help="list the workloads and exit")
+    p.add_argument("--isolate", action=argparse.BooleanOptionalAction, default=None,
+                   help="time each implementation in its own worker process (default: on, except with "
+                        "--threads 1)")
     return p.parse_args(argv)
 
 
@@ -288,8 +384,9 @@ def main(argv=None) -> int:
         for w in WORKLOADS:
             print(f"{w.group:<14} {w.name}{'' if w.quick else '  (not in --quick)'}")
         return 0
+    isolate = args.isolate if args.isolate is not None else args.threads != 1
     torch = None
-    if not args.no_torch:
+    if not args.no_torch and not isolate:
         try:
             import torch
             torch.set_grad_enabled(True)
@@ -307,6 +404,21 @@ def main(argv=None) -> int:
         ref, err = _context(against, None)
         if ref is None:
             print(f"--against: {err}", file=sys.stderr)
+    workers = {}
+    if isolate:
+        opts = {"backend": args.backend, "against": against, "threads": args.threads}
+        names = ["ember"] + (["ref"] if ref is not None else []) + ["numpy"]
+        if not args.no_torch and importlib.util.find_spec("torch") is not None:
+            names.append("torch")
+        workers = {k: Remote(k, opts) for k in names}
+    try:
+        return _run(args, argv, ctx, ref, torch, workers, failed_modules)
+    finally:
+        for wk in workers.values():
+            wk.close()
+
+
+def _run(args, argv, ctx, ref, torch, workers, failed_modules) -> int:
     budget = args.budget if args.budget is not None else (0.3 if args.quick else 3.0)
     targets = TARGETS.get(args.backend, {})
     load0 = _load()
@@ -316,8 +428,8 @@ def main(argv=None) -> int:
             continue
         row = {"name": w.name, "group": w.group}
         try:
-            impls = dict(w.fn(ctx))
-            if ref is not None:
+            impls = _remote_impls(workers, w.name, args) if workers else dict(w.fn(ctx))
+            if ref is not None and not workers:
                 r_impl = w.fn(ref).get("ember")
                 if r_impl is not None:
                     impls["ref"] = r_impl
@@ -351,7 +463,9 @@ def main(argv=None) -> int:
     threads = args.threads if args.threads is not None else os.environ.get("OMP_NUM_THREADS", "default")
     key = args.backend + (f" threads={args.threads}" if args.threads is not None else "")
     stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
-    tver = (f"PyTorch {torch.__version__} ({torch.get_num_threads()} threads)" if torch is not None
+    tinfo = (workers["torch"].ask({"cmd": "info"}) if "torch" in workers
+             else {"version": torch.__version__, "threads": torch.get_num_threads()} if torch is not None else None)
+    tver = (f"PyTorch {tinfo['version']} ({tinfo['threads']} threads)" if tinfo and "version" in tinfo
             else "PyTorch not run")
     header = (f"## {args.backend}"
               + (f", {args.threads} thread{'s' if args.threads != 1 else ''}" if args.threads else "")
@@ -359,7 +473,9 @@ def main(argv=None) -> int:
               f"Backend `{args.backend}` (device `{ctx.device}`"
               + (f", reference `{ref.backend}`" if ref is not None else "") + f") on {machine()}; {tver}; "
               f"BLAS/OpenMP threads: {threads}; {load0} at the start, {_load()} at the end. "
-              f"Times are medians over interleaved rounds; ratios are medians of per-round ratios.")
+              f"Times are medians over interleaved rounds; ratios are medians of per-round ratios"
+              + ("; each implementation ran in its own worker process." if workers else
+                 "; every implementation ran in this one process."))
     if failed_modules:
         header += "\n\nWorkload modules that failed to import: " + "; ".join(f"{m} ({e})" for m, e in failed_modules)
     body = render(rows, header, has)

@@ -12,6 +12,9 @@ from . import _plugins
 
 _canon: dict = {}   # (type, index) and spec strings -> canonical device
 _lock = threading.Lock()
+#: called with each canonical device when it is first made (a running profiler times its kernels);
+#: the slow path only: a device is made once
+new_device_hooks: list = []
 
 
 def canonical(d) -> device:
@@ -46,6 +49,8 @@ def canonical(d) -> device:
             c._backend = backend
             c._kernels = backend.kernels
             _canon[key] = c
+            for hook in new_device_hooks:
+                hook(c)
         # "cuda" without an index means the current device, which may change: not cached
         if d._index is not None or d._type == "cpu":
             _canon[(d._type, d._index)] = c

@@ -66,3 +66,35 @@ def test_unknown_backend_is_refused(capsys):
 
 def test_list():
     assert run.main(["--list"]) == 0
+
+
+def test_isolated_run_times_each_implementation_in_its_own_process(tmp_path, capsys):
+    out = tmp_path / "RESULTS.md"
+    argv = ["--quick", "--no-torch", "--budget", "0.05", "--only", "add 8x8 (overhead)", "--output", str(out),
+            "--json", str(tmp_path / "raw.json"), "--isolate"]
+    assert run.main(argv) == 0
+    assert "add 8x8 (overhead)" in capsys.readouterr().out
+    text = out.read_text()
+    assert "| add 8x8 (overhead) |" in text and "each implementation ran in its own worker process" in text
+    import json
+    raw = json.loads((tmp_path / "raw.json").read_text())["raw"]["add 8x8 (overhead)"]
+    assert set(raw) == {"ember", "numpy"} and len(raw["ember"]["wall"]) == len(raw["numpy"]["wall"]) >= 3
+
+
+def test_remote_worker_reports_a_missing_workload_as_an_error():
+    wk = run.Remote("numpy", {"backend": "cpu_numpy", "against": None, "threads": 1})
+    try:
+        got = wk.prepare("no such workload", 0.001, 1)
+        assert "KeyError" in got["error"]
+        assert wk.prepare("add 8x8 (overhead)", 0.001, 1)["calls"] >= 1
+        wall, cpu = wk.sample(3)
+        assert wall > 0 and cpu >= 0
+    finally:
+        wk.close()
+    assert wk.proc.returncode == 0
+
+
+def test_threads_1_keeps_one_process_by_default():
+    assert run.parse_args(["--threads", "1"]).isolate is None
+    assert run.parse_args(["--threads", "1", "--isolate"]).isolate is True
+    assert run.parse_args(["--no-isolate"]).isolate is False

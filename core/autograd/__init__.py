@@ -5,6 +5,7 @@ grad; ``backward()`` walks the graph once in reverse (:mod:`ember.autograd.engin
 """
 from __future__ import annotations
 
+import importlib
 import warnings
 
 from .. import _state
@@ -73,3 +74,11 @@ def is_anomaly_enabled() -> bool:
 
 def is_anomaly_check_nan_enabled() -> bool:
     return _state.anomaly.check_nan
+
+
+def __getattr__(name):
+    # ember.autograd.profiler (PyTorch's older profiler names) sits on ember.profiler, a library
+    # above this layer: loaded on first use, as ember's lazy submodules are
+    if name == "profiler":
+        return importlib.import_module("ember.autograd.profiler")
+    raise AttributeError(f"module 'ember.autograd' has no attribute {name!r}")
