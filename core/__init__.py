@@ -59,7 +59,7 @@ __all__ = sorted(
 
 _LAZY_SUBMODULES = {"nn", "optim", "utils", "distributed", "testing", "cuda", "serialization", "cli", "backend",
                     "backends", "hookspecs", "sparse", "linalg", "special", "fft", "onnx", "jit", "multiprocessing",
-                    "profiler", "amp", "cpu", "accelerator", "hub"}
+                    "profiler", "amp", "cpu", "accelerator", "hub", "version"}
 
 
 def __getattr__(name):
