@@ -10,6 +10,7 @@ import numpy
 import ember
 
 from . import _plugins, _registry_hooks, _version
+from .distributed import _mpi_env, _world
 
 
 def _backend_rows():
@@ -80,8 +81,10 @@ def cmd_plugins(args) -> int:
         if opts:
             print(f"  optimizers: {', '.join('ember.optim.' + o for o in opts)}")
         colls = [k for k, d in _plugins.collectives.items() if d["plugin"] == name]
-        if colls:
-            print(f"  collectives: {', '.join(colls)}")
+        for c in colls:
+            ok, why = _world._availability(c)
+            hint = f"; {_mpi_env.INSTALL_HINT}" if c == "mpi" and not ok else ""
+            print(f"  collective {c}: {'available' if ok else 'unavailable: ' + why + hint}")
         if info.error:
             print("  error:")
             for line in info.error.rstrip().splitlines():
