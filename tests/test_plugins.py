@@ -66,7 +66,7 @@ def test_unknown_device_lists_backends_and_distribution():
     msg = str(e.value)
     assert "installed backends: " in msg and "cpu (cpu_numpy)" in msg
     if "opencl" not in _plugins.device_types():
-        assert "pip install ember-opencl" in msg
+        assert "Install it with: pip install -e 'backends/opencl[pocl]'" in msg  # ember runs from this checkout
 
 
 def test_misspelled_hook_fails_loudly():
