@@ -3,7 +3,7 @@ as safetensors.torch's functions do (tests/torch_oracle/test_safetensors_model_t
 writes the same files with real PyTorch)."""
 import pytest
 
-pytest.importorskip("safetensors", reason="ember.utils.safetensors needs safetensors (pip install 'ember[safetensors]')")
+pytest.importorskip("safetensors", reason="ember.utils.safetensors needs safetensors (pip install safetensors)")
 
 import safetensors.numpy as stnp  # noqa: E402
 

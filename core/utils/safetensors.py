@@ -3,9 +3,9 @@
 The functions mirror ``safetensors.torch``: :func:`save_file`, :func:`load_file`, :func:`save`,
 :func:`load` and :func:`safe_open`, working on dicts of ember tensors through the ``safetensors``
 package's numpy API, and :func:`save_model`/:func:`load_model`, which save and load a module's
-state dict with tied (shared) tensors stored once. A safetensors file holds only named tensors and string metadata (no pickle),
-so loading one never runs code. ``save_file`` is crash safe like :func:`ember.save`: it writes a
-temporary file beside the target and renames it into place.
+state dict with tied (shared) tensors stored once. A safetensors file holds only named tensors
+and string metadata (no pickle), so loading one never runs code. ``save_file`` is crash safe like
+:func:`ember.save`: it writes a temporary file beside the target and renames it into place.
 
 >>> import ember, tempfile, os
 >>> from ember.utils import safetensors as st
