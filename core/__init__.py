@@ -39,8 +39,10 @@ from .ops import *  # noqa: F401,F403  (every op front end: ember.add, ember.mat
 from .ops.creation import range_ as range  # noqa: A001  (torch.range, deprecated)
 from .ops.random import default_generator as _default_generator_for
 from .ops.sparse import sparse_coo_tensor, spmm
+from .utils import _einops_hook
 
 _methods.install()
+_einops_hook.install()  # einops takes ember tensors once it is imported (ember.utils.einops_backend)
 globals().update(_CPU_CLASSES)
 
 # memory formats, as names (the layouts ember.strided and ember.sparse_coo are objects)
@@ -59,7 +61,7 @@ __all__ = sorted(
 
 _LAZY_SUBMODULES = {"nn", "optim", "utils", "distributed", "testing", "cuda", "serialization", "cli", "backend",
                     "backends", "hookspecs", "sparse", "linalg", "special", "fft", "onnx", "jit", "multiprocessing",
-                    "profiler", "amp", "cpu", "accelerator", "hub", "func"}
+                    "profiler", "amp", "cpu", "accelerator", "hub", "func", "version"}
 
 
 def __getattr__(name):

@@ -19,13 +19,39 @@ from importlib import metadata
 import pluggy
 
 from . import _devices, _state, hookspecs
-from ._version import __version__
+from ._version import PLUGIN_API_VERSION, __version__
 
 pm = pluggy.PluginManager("ember")
 pm.add_hookspecs(hookspecs)
 
-# the distribution that provides each well-known device type, for "how to install" errors
+# the distribution that provides each well-known device type, for "how to install" errors, and its
+# folder and extra in a checkout of the repository
 KNOWN_DISTRIBUTIONS = {"cpu": "ember-cpu-numpy", "cuda": "ember-cuda-cupy", "opencl": "ember-opencl"}
+_CHECKOUT_FOLDERS = {"cpu": ("backends/cpu_numpy", ""), "cuda": ("backends/cuda_cupy", "[cuda12]"),
+                     "opencl": ("backends/opencl", "[pocl]")}
+
+
+def checkout_root() -> str | None:
+    """The repository checkout this ember runs from (an editable install or PYTHONPATH), or None
+    for an installed package: the folder above the package that holds ``backends/``."""
+    root = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+    if os.path.isfile(os.path.join(root, "pyproject.toml")) and os.path.isdir(os.path.join(root, "backends")):
+        return root
+    return None
+
+
+def install_command(device_type: str) -> str:
+    """The pip command that installs the backend of a well-known device type: the checkout's
+    folder when ember runs from a checkout (the packages may not be on any index), else the
+    package's name on the index."""
+    dist = KNOWN_DISTRIBUTIONS[device_type]
+    folder, extra = _CHECKOUT_FOLDERS[device_type]
+    root = checkout_root()
+    if root is None:
+        return f"pip install '{dist}{extra}'" if extra else f"pip install {dist}"
+    path = os.path.join(root, folder)
+    rel = os.path.relpath(path)
+    return f"pip install -e '{rel if not rel.startswith('..') else path}{extra}'"
 
 
 @dataclass
@@ -51,6 +77,7 @@ class BackendSpec:
     plugin: str = ""
     instance: object = None
     error: str | None = None  # why loading the class failed
+    refused: bool = False  # error is the refusal of an incompatible backend (plugin API version)
 
 
 _lock = threading.RLock()
@@ -267,15 +294,21 @@ def backend_for(device_type: str):
         if spec.instance is not None:
             return spec.instance
         if spec.error is not None:
+            if spec.refused:
+                raise RuntimeError(spec.error)
             raise RuntimeError(f"backend '{spec.name}' for device type '{device_type}' failed to load:\n{spec.error}")
         try:
             cls = _import_object(spec.loader)
-            inst = cls()
+            refusal = _api_mismatch(spec, cls)
+            inst = None if refusal else cls()
         except Exception:
             spec.error = traceback.format_exc()
             raise RuntimeError(
                 f"backend '{spec.name}' for device type '{device_type}' failed to load "
                 f"(plugin '{spec.plugin}', loader {spec.loader}):\n{spec.error}") from None
+        if refusal:
+            spec.error, spec.refused = refusal, True
+            raise RuntimeError(refusal)
         inst.name = spec.name
         inst.device_type = device_type
         spec.instance = inst
@@ -295,6 +328,22 @@ def backend_for(device_type: str):
         return inst
 
 
+def _api_mismatch(spec: BackendSpec, cls) -> str:
+    """Why a backend class can't be loaded by this ember ('' when it can): it declares a plugin
+    API version (``plugin_api_version``) other than :data:`PLUGIN_API_VERSION`."""
+    declared = getattr(cls, "plugin_api_version", None)
+    if declared is None or declared == PLUGIN_API_VERSION:
+        return ""
+    dist = plugins[spec.plugin].distribution if spec.plugin in plugins else ""
+    who = f"{dist} {plugins[spec.plugin].version}".strip() if dist else f"plugin '{spec.plugin}'"
+    fix = (f"upgrade ember (pip install -U ember) or install a release of {dist or 'the backend'} "
+           f"written for plugin API {PLUGIN_API_VERSION}" if declared > PLUGIN_API_VERSION
+           else f"upgrade the backend (pip install -U {dist})" if dist else "upgrade the backend")
+    return (f"incompatible backend: '{spec.name}' for device type '{spec.device_type}' ({who}) was written "
+            f"for ember plugin API {declared}, and this ember {__version__} speaks plugin API "
+            f"{PLUGIN_API_VERSION}; {fix}")
+
+
 def loaded_backends() -> list:
     return [s.instance for s in backends.values() if s.instance is not None]
 
@@ -310,10 +359,7 @@ def _missing_device_message(device_type: str) -> str:
     failed = [f"{p.name}: {p.error.strip().splitlines()[-1]}" for p in plugins.values() if p.error]
     msg = f"no installed ember backend provides device type '{device_type}' (installed backends: {installed})."
     if dist:
-        msg += f" Install it with: pip install {dist}"
-        folder = {"cpu": "cpu_numpy", "opencl": "opencl[pocl]", "cuda": "cuda_cupy[cuda12]"}.get(device_type)
-        if folder:
-            msg += f" (from this repository: pip install -e 'backends/{folder}')"
+        msg += f" Install it with: {install_command(device_type)}"
     else:
         msg += " Is the plugin that provides it installed?"
     if failed:

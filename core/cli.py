@@ -9,7 +9,8 @@ import numpy
 
 import ember
 
-from . import _plugins, _registry_hooks
+from . import _plugins, _registry_hooks, _version
+from .distributed import _mpi_env, _world
 
 
 def _backend_rows():
@@ -26,7 +27,9 @@ def _backend_rows():
                 count = be.device_count() if avail else 0
             dtypes = sorted(be.dtypes) if be is not None else list(spec.dtypes or ())
         except Exception as e:  # a backend that fails to load is reported, not raised
-            avail, reason, count, dtypes = False, f"failed to load: {str(e).splitlines()[0]}", 0, []
+            first = str(e).splitlines()[0]
+            reason = first if spec.refused else f"failed to load: {first}"
+            avail, count, dtypes = False, 0, []
         rows.append((spec, avail, reason, count, dtypes))
     return rows
 
@@ -37,8 +40,7 @@ def cmd_info(args) -> int:
     print(f"default dtype: {ember.get_default_dtype()}")
     rows = _backend_rows()
     if not rows:
-        print("backends: none installed (pip install ember-cpu-numpy; "
-              "from a checkout: pip install -e backends/cpu_numpy)")
+        print(f"backends: none installed ({_plugins.install_command('cpu')})")
         return 0
     print("backends:")
     for spec, avail, reason, count, dtypes in rows:
@@ -79,8 +81,10 @@ def cmd_plugins(args) -> int:
         if opts:
             print(f"  optimizers: {', '.join('ember.optim.' + o for o in opts)}")
         colls = [k for k, d in _plugins.collectives.items() if d["plugin"] == name]
-        if colls:
-            print(f"  collectives: {', '.join(colls)}")
+        for c in colls:
+            ok, why = _world._availability(c)
+            hint = f"; {_mpi_env.INSTALL_HINT}" if c == "mpi" and not ok else ""
+            print(f"  collective {c}: {'available' if ok else 'unavailable: ' + why + hint}")
         if info.error:
             print("  error:")
             for line in info.error.rstrip().splitlines():
@@ -91,6 +95,9 @@ def cmd_plugins(args) -> int:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="ember",
                                      description="ember: PyTorch-style deep learning with plugin backends")
+    parser.add_argument("--version", action="version",
+                        version=f"ember {ember.__version__} (PyTorch API {_version.TORCH_API}, "
+                                f"plugin API {_version.PLUGIN_API_VERSION})")
     sub = parser.add_subparsers(dest="cmd")
     sub.add_parser("info", help="versions and backends with their availability")
     sub.add_parser("plugins", help="every plugin with version, hooks, devices and availability")

@@ -167,15 +167,21 @@ class _PlainBar:
         pass
 
 
-def progress_bar(total: int, desc: str, enabled: bool):
-    """A tqdm bar when tqdm is installed (``pip install tqdm``), else a silent stand-in."""
-    if enabled:
+def progress_bar(total: int, desc: str, mode: str):
+    """A tqdm bar when tqdm is installed (``pip install tqdm``), else a silent stand-in.
+
+    ``mode`` is ``--progress``: ``auto`` shows the bar only when stderr is a terminal (a log file
+    would get a carriage-return update per refresh, dozens per epoch), ``always`` shows it anyway,
+    refreshed at most every 10 s when stderr is not a terminal, ``never`` shows none."""
+    tty = sys.stderr.isatty()
+    if mode == "always" or (mode == "auto" and tty):
         try:
             from tqdm import tqdm
         except ImportError:
             pass
         else:
-            return tqdm(total=total, desc=desc, unit="batch", leave=False, dynamic_ncols=True)
+            return tqdm(total=total, desc=desc, unit="batch", leave=False, dynamic_ncols=True,
+                        mininterval=0.1 if tty else 10.0)
     return _PlainBar()
 
 
@@ -237,7 +243,10 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--resume", action="store_true", help="continue from --checkpoint up to --epochs")
     p.add_argument("--plot", nargs="?", type=Path, const=RUNS / "digits.png", default=None, metavar="PNG",
                    help="write a loss/accuracy curve (default examples/runs/digits.png; needs matplotlib)")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar, only the line per epoch")
+    p.add_argument("--progress", choices=("auto", "always", "never"), default="auto",
+                   help="the tqdm bar: auto (only when stderr is a terminal), always, never (default auto)")
+    p.add_argument("--no-progress", action="store_const", const="never", dest="progress",
+                   help="no progress bar, only the line per epoch (as --progress never)")
     p.add_argument("--smoke", action="store_true",
                    help="a very short run (a subset, one epoch) that fails unless the test loss fell")
     args = p.parse_args(argv)
@@ -301,7 +310,7 @@ def main(argv=None) -> int:
     for epoch in range(start_epoch, args.epochs + 1):
         t0 = time.perf_counter()
         lr = scheduler.get_last_lr()[0]
-        bar = progress_bar(len(train_loader), f"epoch {epoch}/{args.epochs}", not args.no_progress)
+        bar = progress_bar(len(train_loader), f"epoch {epoch}/{args.epochs}", args.progress)
         train_loss, train_acc = train_one_epoch(model, train_loader, optimizer, device, bar)
         bar.close()
         scheduler.step()

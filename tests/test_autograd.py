@@ -449,10 +449,16 @@ def test_training_loop_memory_is_flat():
     gc.collect()
     import tracemalloc
     tracemalloc.start()
-    for i in range(1000):
+    # The base is taken after a warm-up: CPython 3.10 allocates frames on the heap and keeps those of
+    # finished calls for reuse (one per code object, and a free list of up to 200), through the
+    # allocator tracemalloc traces; they fill in steps during the first ~1100 steps (about 50 KB,
+    # attributed to the `def` lines of dispatch, record and the engine), then stay. 3.11 keeps
+    # frames on a per-thread stack and shows none of it. A leak grows on every step, after the
+    # warm-up as before it.
+    for i in range(2100):
         out = (data @ w + b).tanh()
         loss = (out * out).mean()
-        if i % 100 == 0:
+        if i % 200 == 0:
             node_refs.append(weakref.ref(loss.grad_fn))
         loss.backward()
         with ember.no_grad():
@@ -460,7 +466,7 @@ def test_training_loop_memory_is_flat():
             b -= 0.01 * b.grad
         w.grad = None
         b.grad = None
-        if i == 100:
+        if i == 1100:
             gc.collect()
             base = tracemalloc.get_traced_memory()[0]
     gc.collect()
@@ -469,7 +475,7 @@ def test_training_loop_memory_is_flat():
     del out, loss
     gc.collect()
     assert all(r() is None for r in node_refs)
-    assert end - base < 20_000, f"memory grew by {end - base} bytes over 900 steps"
+    assert end - base < 20_000, f"memory grew by {end - base} bytes over 1000 steps"
 
 
 def test_no_reference_cycles_keep_outputs_alive():

@@ -17,7 +17,7 @@ def test_cuda_facade_without_backend():
         try:
             ember.cuda.synchronize()
         except AttributeError as e:
-            assert "pip install 'ember-cuda-cupy[cuda12]'" in str(e), e
+            assert "pip install -e 'backends/cuda_cupy[cuda12]'" in str(e), e  # from this checkout
         else:
             raise AssertionError("synchronize without a backend must fail")
         try:

@@ -2,6 +2,7 @@
 ``ember_register_collectives``), the front ends' validation and staging, the cross-rank
 verdicts, the ProcessGroup base class defaults, the launcher's command line and the errors
 that explain how to install and launch. Multi-process runs are in ``tests/distributed/``."""
+import importlib.util
 import os
 import subprocess
 import sys
@@ -135,7 +136,20 @@ def test_cli_lists_the_builtin_collectives(capsys):
     from ember import cli
     assert cli.main(["plugins"]) == 0
     out = capsys.readouterr().out
-    assert "mpi: ember (built in)" in out and "collectives: mpi" in out
+    assert "mpi: ember (built in)" in out and "collective mpi: " in out
+    line = next(x for x in out.splitlines() if "collective mpi: " in x)
+    if importlib.util.find_spec("mpi4py") is None:
+        assert line.endswith("unavailable: mpi4py is not installed; pip install 'ember[mpi]'  (that is: pip install "
+                             "mpi4py mpich, which also installs an mpiexec next to python)"), line
+    else:
+        assert line.endswith("collective mpi: available"), line
+
+
+def test_cli_says_whether_mpi4py_is_there():
+    code = "import sys; sys.modules['mpi4py'] = None\nfrom ember import cli; cli.main(['plugins'])"
+    r = run_py(code)
+    assert r.returncode == 0, r.stderr
+    assert "collective mpi: unavailable: mpi4py is not installed; pip install 'ember[mpi]'" in r.stdout
 
 
 def test_without_mpi4py_init_explains_how_to_install_and_launch():

@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import threading
 
 import pytest
 
@@ -71,9 +72,55 @@ def test_train_digits_smoke_lowers_the_loss(digits_two_epochs):
     assert set(ck) >= {"model", "optimizer", "scheduler", "rng_state"}
 
 
-def test_train_digits_progress_bar_when_tqdm_is_installed(digits_two_epochs):
+def test_train_digits_keeps_a_log_file_clean(digits_two_epochs):
+    # stderr is a pipe here, as when a run's output goes to a log file: no bar, no carriage returns
     _, proc = digits_two_epochs
-    assert ("batch/s" in proc.stderr) == HAS["tqdm"], proc.log
+    assert "batch/s" not in proc.stderr and "\r" not in proc.stderr, proc.log
+
+
+@pytest.mark.skipif(not HAS["tqdm"], reason="the progress bar needs tqdm (pip install tqdm; tox -e examples)")
+def test_train_digits_progress_bar_when_asked_for(tmp_path):
+    proc = run("train_digits.py", "--smoke", "--workers", 0, "--progress", "always", "--checkpoint",
+               tmp_path / "ck.pt", cwd=tmp_path)
+    assert proc.returncode == 0, proc.log
+    assert "batch/s" in proc.stderr, proc.log
+    # not a terminal: refreshed at most every 10 s, so a short epoch writes its bar a few times, not dozens
+    assert proc.stderr.count("\r") <= 6, proc.log
+
+
+@pytest.mark.skipif(not HAS["tqdm"], reason="the progress bar needs tqdm (pip install tqdm; tox -e examples)")
+def test_train_digits_progress_bar_on_a_terminal(tmp_path):
+    import fcntl
+    import pty
+    import struct
+    import termios
+    main, sub = pty.openpty()
+    fcntl.ioctl(sub, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))  # a 100-column terminal
+    code = ("import runpy, sys; sys.argv = ['train_digits.py', '--smoke', '--workers', '0', '--checkpoint', "
+            f"{str(tmp_path / 'ck.pt')!r}]; runpy.run_path({os.path.join(EXAMPLES, 'train_digits.py')!r}, "
+            "run_name='__main__')")
+    chunks = []
+
+    def drain():  # read the terminal while the run writes to it (a full pty buffer would block the run)
+        while True:
+            try:
+                data = os.read(main, 65536)
+            except OSError:  # EIO: the run ended and closed its side
+                return
+            if not data:
+                return
+            chunks.append(data)
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=sub, cwd=tmp_path,
+                            env=dict(os.environ, PYTHONUNBUFFERED="1"), text=True)
+    os.close(sub)
+    out, _ = proc.communicate(timeout=180)
+    reader.join(timeout=10)
+    os.close(main)
+    assert proc.returncode == 0, out
+    assert b"batch/s" in b"".join(chunks)  # the bar, on the terminal
 
 
 def test_train_digits_resume_continues_exactly(digits_two_epochs, tmp_path):

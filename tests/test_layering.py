@@ -17,8 +17,8 @@ CORE = pathlib.Path(__file__).resolve().parent.parent / "core"
 #: lowest first; a module is in the layer of the most specific pattern matching its name
 LAYERS = (
     ("base: dtypes, devices, storage, process state",
-     ("ember._version", "ember._dtype", "ember._device", "ember._layout", "ember._storage", "ember._state",
-      "ember.hookspecs", "ember.return_types", "ember.ops.primitives")),
+     ("ember._version", "ember.version", "ember._compat", "ember._dtype", "ember._device", "ember._layout",
+      "ember._storage", "ember._state", "ember.hookspecs", "ember.return_types", "ember.ops.primitives")),
     ("the tensor, the backend contract, plugin loading",
      ("ember._tensor", "ember.backend", "ember.backend.*", "ember._plugins", "ember._devices", "ember._threads")),
     ("the autograd graph and dispatch", ("ember._graph", "ember.ops.registry")),
@@ -38,7 +38,7 @@ LAYERS = (
 
 #: third-party packages that are optional extras: imported where used, inside functions
 OPTIONAL_PACKAGES = {"ml_dtypes", "mpi4py", "threadpoolctl", "scipy", "safetensors", "tqdm", "matplotlib",
-                     "tensorboard", "onnx", "onnxruntime"}
+                     "tensorboard", "onnx", "onnxruntime", "einops"}
 
 #: modules allowed to import inside functions, and why
 FUNCTION_IMPORT_EXCEPTIONS = {

@@ -35,6 +35,7 @@ from .. import _dtype as D
 from .. import _plugins
 from .._storage import UntypedStorage
 from .._tensor import Tensor, _make
+from .._version import PLUGIN_API_VERSION
 from ..ops.primitives import GROUPS as PRIMITIVE_GROUPS
 from ..ops.primitives import PRIMITIVES
 from . import dtypes, shapes  # noqa: F401  (ember.backend.dtypes, ember.backend.shapes)
@@ -44,7 +45,7 @@ from .shapes import broadcast_shapes, contiguous_strides
 __all__ = ["Backend", "BackendGenerator", "KernelTable", "make_tensor", "contiguous_strides", "broadcast_shapes",
            "UntypedStorage", "Tensor", "IndexOutOfRangeError", "PRIMITIVES", "PRIMITIVE_GROUPS", "ALL_DTYPES",
            "dtype_from_numpy", "describe", "index_error", "DEFAULT_SEED", "backend_for", "mark_written",
-           "SharedSegment"]
+           "SharedSegment", "PLUGIN_API_VERSION"]
 
 #: every ember dtype, in promotion order within each kind (``dtype.np`` is its numpy dtype on the
 #: host; bfloat16's comes from ``ml_dtypes``)
@@ -148,6 +149,9 @@ class KernelTable(dict):
 class Backend:
     """Base class of every backend. Subclasses fill ``KERNELS`` and override the runtime verbs."""
 
+    #: the plugin API version this backend was written for (``PLUGIN_API_VERSION`` of the ember it
+    #: targets): ember refuses to load a backend that declares another (None: undeclared, accepted)
+    plugin_api_version: int | None = None
     #: set from the registration when the backend loads
     name: str = ""
     device_type: str = ""

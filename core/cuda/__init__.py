@@ -77,8 +77,7 @@ def __getattr__(name):
     if api is not None and hasattr(api, name):
         return getattr(api, name)
     raise AttributeError(f"ember.cuda has no attribute {name!r}" + (
-        "" if be is not None else " (no cuda backend is installed: pip install 'ember-cuda-cupy[cuda12]'; from this "
-                                  "repository: pip install -e 'backends/cuda_cupy[cuda12]')"))
+        "" if be is not None else f" (no cuda backend is installed: {_plugins.install_command('cuda')})"))
 
 
 for _dt, _name in _legacy.NAMES.items():

@@ -35,6 +35,7 @@ from typing import IO, Any, Callable, Union
 import numpy as np
 
 from .. import _dtype as D
+from .._compat import add_note
 from .. import _methods
 from .._device import device as _device_cls
 from ._archive import _Archive, _AtomicFile, _fileno_for_mmap, _open_for_read, _write_archive
@@ -134,8 +135,7 @@ def _pickle(obj, f, protocol: int, format: str | None, pickle_module, keep_subcl
     except _TwoDtypes:
         raise
     except Exception as e:
-        if hasattr(e, "add_note"):
-            e.add_note(f"ember.save: the object could not be pickled; nothing was written to {_describe(f)}")
+        add_note(e, f"ember.save: the object could not be pickled; nothing was written to {_describe(f)}")
         raise
     finally:
         # the pickler is a reference cycle (it holds its own bound methods): empty it now, or its

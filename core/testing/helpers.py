@@ -170,18 +170,33 @@ def _lambda_source(f) -> str | None:
         src, tree = _module_ast(code.co_filename)
     except (OSError, SyntaxError, ValueError):
         return None
+    candidates = [node for node in ast.walk(tree) if isinstance(node, ast.Lambda)
+                  and node.lineno <= code.co_firstlineno <= node.end_lineno]
+    if not hasattr(code, "co_positions"):  # Python 3.10: no column positions; compare the bytecode
+        same = [n for n in candidates if _compiles_to(ast.get_source_segment(src, n), code)]
+        return ast.get_source_segment(src, same[-1]) if same else None
     # the positions of the lambda's instructions (the first, RESUME, points at the lambda itself)
     pos = [(ln, col) for ln, _, col, _ in code.co_positions() if ln is not None and col is not None][1:]
     best = None
-    for node in ast.walk(tree):
-        if (not isinstance(node, ast.Lambda) or node.lineno > code.co_firstlineno
-                or node.end_lineno < code.co_firstlineno):
-            continue
+    for node in candidates:
         b = node.body
         if any((b.lineno, b.col_offset) <= p <= (b.end_lineno, b.end_col_offset) for p in pos):
             if best is None or (node.lineno, node.col_offset) > (best.lineno, best.col_offset):
                 best = node  # the innermost lambda holding the code
     return ast.get_source_segment(src, best) if best is not None else None
+
+
+def _compiles_to(text: str, code) -> bool:
+    """Whether lambda source ``text`` compiles to the bytecode of ``code`` (names and constants
+    included)."""
+    try:
+        outer = compile(text, code.co_filename, "eval")
+    except SyntaxError:
+        return False
+    inner = [c for c in outer.co_consts if hasattr(c, "co_code")]
+    return any(c.co_code == code.co_code and c.co_names == code.co_names and c.co_varnames == code.co_varnames
+               and [k for k in c.co_consts if not hasattr(k, "co_code")]
+               == [k for k in code.co_consts if not hasattr(k, "co_code")] for c in inner)
 
 
 def callable_source(f) -> tuple:

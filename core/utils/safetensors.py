@@ -2,9 +2,10 @@
 
 The functions mirror ``safetensors.torch``: :func:`save_file`, :func:`load_file`, :func:`save`,
 :func:`load` and :func:`safe_open`, working on dicts of ember tensors through the ``safetensors``
-package's numpy API. A safetensors file holds only named tensors and string metadata (no pickle),
-so loading one never runs code. ``save_file`` is crash safe like :func:`ember.save`: it writes a
-temporary file beside the target and renames it into place.
+package's numpy API, and :func:`save_model`/:func:`load_model`, which save and load a module's
+state dict with tied (shared) tensors stored once. A safetensors file holds only named tensors
+and string metadata (no pickle), so loading one never runs code. ``save_file`` is crash safe like
+:func:`ember.save`: it writes a temporary file beside the target and renames it into place.
 
 >>> import ember, tempfile, os
 >>> from ember.utils import safetensors as st
@@ -16,7 +17,8 @@ ember.Size([2, 3])
 from __future__ import annotations
 
 import os
-from typing import Dict, Optional, Union
+from collections import defaultdict
+from typing import Dict, List, Optional, Set, Tuple, Union
 
 import numpy as np
 from .. import _devices
@@ -32,7 +34,7 @@ except ImportError as e:  # pragma: no cover - depends on the environment
 from .. import _dtype as D
 from .._tensor import Tensor
 
-__all__ = ["save_file", "load_file", "save", "load", "safe_open"]
+__all__ = ["save_file", "load_file", "save", "load", "safe_open", "save_model", "load_model"]
 
 # safetensors' dtype tags -> ember dtypes (what the numpy API lacks: BF16 comes back as ml_dtypes)
 _TAGS = {"BOOL": D.bool, "U8": D.uint8, "I8": D.int8, "I16": D.int16, "I32": D.int32, "I64": D.int64,
@@ -95,6 +97,107 @@ def save_file(tensors: Dict[str, Tensor], filename: Union[str, os.PathLike],
     except BaseException:
         target.abort()
         raise
+
+
+def _span(t: Tensor) -> tuple:
+    """The bytes of its storage that ``t`` reaches: ``(start, stop)``."""
+    isz = t._dtype.itemsize
+    start = t._offset * isz
+    if not t.numel():
+        return start, start
+    return start, start + (1 + sum((s - 1) * st for s, st in zip(t._shape, t._stride))) * isz
+
+
+def _is_complete(t: Tensor) -> bool:
+    """Whether ``t`` covers its whole storage (safetensors keeps only such a name of a shared group)."""
+    return t._offset == 0 and t.numel() * t._dtype.itemsize == t._storage.nbytes()
+
+
+def _shared_groups(state_dict: Dict[str, Tensor]) -> List[Set[str]]:
+    """Names of tensors that share memory, grouped as safetensors does: by storage, then by
+    overlapping byte ranges (views of one storage that don't overlap are separate groups)."""
+    by_storage = defaultdict(list)
+    for name, t in state_dict.items():
+        if t._storage.nbytes():
+            by_storage[id(t._storage)].append(name)
+    groups = []
+    for names in by_storage.values():
+        areas = sorted((*_span(state_dict[n]), n) for n in names)
+        current, stop = {areas[0][2]}, areas[0][1]
+        for lo, hi, n in areas[1:]:
+            if lo >= stop:
+                groups.append(current)
+                current = {n}
+            else:
+                current.add(n)
+            stop = hi  # safetensors' rule: the previous area's end, not the group's furthest
+        groups.append(current)
+    return [g for g in groups if len(g) > 1]
+
+
+def _remove_duplicate_names(state_dict: Dict[str, Tensor], preferred_names=()) -> Dict[str, List[str]]:
+    """kept name -> the names of the same memory to drop: the kept one covers its whole storage,
+    the first in sorted order, preferring ``preferred_names`` (the names a file holds)."""
+    preferred_names = set(preferred_names)
+    out = defaultdict(list)
+    for shared in _shared_groups(state_dict):
+        complete = sorted(n for n in shared if _is_complete(state_dict[n]))
+        if not complete:
+            raise RuntimeError(
+                f"Error while trying to find names to remove to save state dict, but found no suitable name to keep "
+                f"for saving amongst: {shared}. None is covering the entire storage. Refusing to save/load the model "
+                "since you could be storing much more memory than needed (.clone() the tensors to save them apart).")
+        keep = ([n for n in complete if n in preferred_names] or complete)[0]
+        out[keep] = [n for n in sorted(shared) if n != keep]
+    return out
+
+
+def save_model(model, filename: Union[str, os.PathLike], metadata: Optional[Dict[str, str]] = None,
+               force_contiguous: bool = True) -> None:
+    """Save ``model.state_dict()`` to a safetensors file, as ``safetensors.torch.save_model``:
+    tensors that share memory (tied weights) are stored once, under the first complete name in
+    sorted order, and each dropped name is recorded in the metadata (``dropped -> kept``, unless
+    ``metadata`` already has that key). ``force_contiguous`` is accepted for compatibility;
+    :func:`save_file` always writes a contiguous copy of a strided tensor."""
+    state_dict = model.state_dict()
+    metadata = dict(metadata) if metadata is not None else None
+    for kept, dropped in _remove_duplicate_names(state_dict).items():
+        for name in dropped:
+            metadata = {} if metadata is None else metadata
+            metadata.setdefault(name, kept)
+            del state_dict[name]
+    if force_contiguous:
+        state_dict = {k: v.contiguous() for k, v in state_dict.items()}
+    save_file(state_dict, filename, metadata=metadata)
+
+
+def load_model(model, filename: Union[str, os.PathLike], strict: bool = True, device: Union[str, object] = "cpu",
+               *, backend: str = "mmap") -> Tuple[Set[str], List[str]]:
+    """Load a safetensors file into ``model``, as ``safetensors.torch.load_model``: the names of
+    a tied group that the file does not hold (:func:`save_model` stored one of them) are not
+    missing. Returns ``(missing, unexpected)`` (a set and a list, as safetensors returns them);
+    with ``strict``, raises RuntimeError listing both when either is non-empty. ``backend``
+    (``"mmap"``/``"pread"``, how safetensors reads) is accepted and does not change the result."""
+    if backend not in ("mmap", "pread"):
+        raise ValueError(f"load_model: backend must be 'mmap' or 'pread', got {backend!r}")
+    state_dict = load_file(filename, device=device)
+    to_remove = _remove_duplicate_names(model.state_dict(), preferred_names=state_dict.keys())
+    missing, unexpected = model.load_state_dict(state_dict, strict=False)
+    missing, unexpected = set(missing), list(unexpected)
+    for group in to_remove.values():
+        for name in group:
+            if name not in missing:
+                unexpected.append(name)
+            else:
+                missing.remove(name)
+    if strict and (missing or unexpected):
+        error = f"Error(s) in loading state_dict for {model.__class__.__name__}:"
+        if missing:
+            error += "\n    Missing key(s) in state_dict: " + ", ".join(f'"{k}"' for k in sorted(missing))
+        if unexpected:
+            error += "\n    Unexpected key(s) in state_dict: " + ", ".join(f'"{k}"' for k in sorted(unexpected))
+        raise RuntimeError(error)
+    return missing, unexpected
 
 
 def save(tensors: Dict[str, Tensor], metadata: Optional[Dict[str, str]] = None) -> bytes:

@@ -77,6 +77,8 @@ class NumpyGenerator(BackendGenerator):
 class NumpyBackend(Backend):
     """Device ``cpu``: numpy arrays in host memory."""
 
+    #: written for ember's plugin API 1 (a literal: ember refuses the backend when its own differs)
+    plugin_api_version = 1
     KERNELS = {**kernels.build_table(NUMPY), **rnn.KERNELS}
     out_kernels = OUT_KERNELS
     dtypes = frozenset(d.name for d in D.ALL_DTYPES)

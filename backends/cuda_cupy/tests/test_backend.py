@@ -26,16 +26,27 @@ def _run(code, **env):
 
 # -- availability -------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("err,name", [("nodevice", "cudaErrorNoDevice"), ("driver", "cudaErrorInsufficientDriver")])
-def test_runtime_errors_are_caught_and_named(err, name):
-    r = _run("import ember\nprint(ember.cuda.is_available(), ember.cuda.device_count())\n"
+@pytest.mark.parametrize("err,name,says", [
+    ("nodevice", "cudaErrorNoDevice", "no NVIDIA GPU found (the driver is installed and reports none)"),
+    ("driver", "cudaErrorInsufficientDriver", "no NVIDIA GPU/driver found (libnodriver.so.1 can't be loaded)")])
+def test_runtime_errors_are_caught_and_named(err, name, says):
+    # no driver library on this machine, whatever it has: the probe looks for a library that isn't there
+    nodriver = "import ember_cuda_cupy._cupy as C; C.DRIVER_LIBRARY = 'libnodriver.so.1'\n"
+    r = _run(nodriver + "import ember\nprint(ember.cuda.is_available(), ember.cuda.device_count())\n"
              "from ember import cli; cli.main(['info']); cli.main(['plugins'])", FAKECUPY_ERROR=err)
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith("False 0")
-    assert "unavailable: no CUDA device: cupy 14.0.0-fake is installed but the CUDA runtime failed in getDeviceCount" \
-           in r.stdout and name in r.stdout
-    with_tensor = _run("import ember\nember.zeros(2, device='cuda')", FAKECUPY_ERROR=err)
-    assert with_tensor.returncode != 0 and name in with_tensor.stderr
+    assert f"unavailable: no CUDA device: {says} (cupy 14.0.0-fake's CUDA runtime, in getDeviceCount" \
+           in r.stdout and name in r.stdout, r.stdout
+    with_tensor = _run(nodriver + "import ember\nember.zeros(2, device='cuda')", FAKECUPY_ERROR=err)
+    assert with_tensor.returncode != 0 and name in with_tensor.stderr and says in with_tensor.stderr
+
+
+def test_an_old_driver_is_told_from_a_missing_one():
+    r = _run("import ember_cuda_cupy._cupy as C; C._driver_loadable = lambda: True\n"
+             "print(C.availability()[1])", FAKECUPY_ERROR="driver")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("no CUDA device: the NVIDIA driver is older than the CUDA version cupy was built for")
 
 
 def test_without_cupy_import_ember_and_plugins_still_work():
@@ -44,7 +55,10 @@ def test_without_cupy_import_ember_and_plugins_still_work():
     r = _run(code)
     assert r.returncode == 0, r.stderr
     assert "False" in r.stdout and "no CUDA device: cupy is not importable" in r.stdout
-    assert "ember-cuda-cupy[cuda12]" in r.stdout
+    # the commands that work: cupy's wheels on PyPI, or this checkout's folder (ember-cuda-cupy is on no index yet)
+    assert "pip install cupy-cuda12x (CUDA 12 drivers) or cupy-cuda13x (CUDA 13)" in r.stdout
+    assert "from this checkout pip install -e '" in r.stdout and "backends/cuda_cupy[cuda12]'" in r.stdout
+    assert "pip install 'ember-cuda-cupy[cuda12]'" not in r.stdout
 
 
 def test_import_of_the_plugin_module_does_not_import_cupy():

@@ -25,6 +25,8 @@ _BASE = frozenset({"bool", "uint8", "int8", "int16", "int32", "int64", "float16"
 class OpenCLBackend(Backend):
     """Device ``opencl:N``: the N-th OpenCL device over all platforms."""
 
+    #: written for ember's plugin API 1 (a literal: ember refuses the backend when its own differs)
+    plugin_api_version = 1
     KERNELS = KERNELS
     out_kernels = OUT_KERNELS
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
+import time
 
 import numpy as np
 
@@ -22,6 +23,7 @@ except Exception as e:  # pragma: no cover - exercised in environments without p
     _IMPORT_ERROR = f"{type(e).__name__}: {e}"
 
 from . import pocl_cpu
+from .compile_notice import CompileNotice
 
 __all__ = ["OpenCLError", "check", "CLDevice", "Buf", "devices", "availability"]
 
@@ -202,7 +204,6 @@ class Pool:
 
 # -- the device ------------------------------------------------------------------------------------
 
-_CACHE_DIR = os.environ.get("EMBER_OPENCL_CACHE", os.path.join(os.path.expanduser("~"), ".cache", "ember", "opencl"))
 BUILD_OPTIONS = "-cl-mad-enable"
 
 
@@ -210,9 +211,18 @@ BUILD_OPTIONS = "-cl-mad-enable"
 stats = {"source_builds": 0, "binary_loads": 0, "kernels": 0}
 
 
+#: says so on stderr when compiling kernels takes a while (``EMBER_OPENCL_QUIET=1`` silences it)
+notice = CompileNotice()
+
+
 def cache_dir() -> str | None:
-    """Where compiled programs are kept (``EMBER_OPENCL_CACHE``; ``0`` or empty disables)."""
-    d = _CACHE_DIR
+    """Where compiled programs are kept: ``EMBER_OPENCL_CACHE`` (``0``, ``off`` or empty
+    disables the cache), else ``$XDG_CACHE_HOME/ember/opencl``, else ``~/.cache/ember/opencl``.
+    Read on each call, so a change of the environment takes effect at once."""
+    d = os.environ.get("EMBER_OPENCL_CACHE")
+    if d is None:
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        d = os.path.join(base, "ember", "opencl")
     return None if d in ("", "0", "off") else d
 
 
@@ -384,6 +394,7 @@ class CLDevice:
                 pass  # not cached yet, or written by another driver version: rebuild from source
         prg = _cl._Program(self.ctx, src)
         stats["source_builds"] += 1
+        start = time.monotonic()
         try:
             prg.build(self.options.encode(), [self.device])
         except cl.Error as e:
@@ -395,6 +406,7 @@ class CLDevice:
             err = to_error(e, f"clBuildProgram on opencl:{self.index} ({self.name})")
             raise OpenCLError(err.what, err.code, err.name,
                               f"the driver's build log:\n{log.strip()}\n--- source ---\n{src}") from None
+        notice.built(time.monotonic() - start, f"opencl:{self.index} ({self.name})", d)
         if path is not None:
             _save_binary(path, prg, self.device)
         return prg

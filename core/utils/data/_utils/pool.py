@@ -13,6 +13,7 @@ import signal
 import time
 from multiprocessing import connection as mp_connection
 
+from ...._compat import add_note
 from . import shm
 from .worker import _worker_loop
 
@@ -62,8 +63,8 @@ class WorkerPool:
                 try:
                     p.start()
                 except Exception as e:
-                    if hasattr(e, "add_note") and ctx.get_start_method() != "fork":
-                        e.add_note(f"DataLoader: starting worker {i} with the {ctx.get_start_method()!r} start method "
+                    if ctx.get_start_method() != "fork":
+                        add_note(e, f"DataLoader: starting worker {i} with the {ctx.get_start_method()!r} start method "
                                    "pickles the dataset, collate_fn and worker_init_fn: define them at module level "
                                    "(no lambdas or local classes), or use multiprocessing_context='fork'.")
                     raise
