@@ -16,6 +16,7 @@ _grad = _state.grad
 class _Callbacks(threading.local):
     def __init__(self) -> None:
         self.stack: list = []  # one list per backward pass running in this thread (innermost last)
+        self.whole: list = []  # per pass: whether it runs the whole graph (no ``inputs=``, not ``grad()``)
 
 
 _callbacks = _Callbacks()
@@ -28,6 +29,12 @@ def queue_callback(callback) -> None:
     if not _callbacks.stack:
         raise RuntimeError("Final callbacks can only be installed during backward pass.")
     _callbacks.stack[-1].append(callback)
+
+
+def _is_checkpoint_valid() -> bool:
+    """False inside a backward pass run for chosen inputs (``grad()``, ``backward(inputs=...)``),
+    where a reentrant checkpoint cannot accumulate its gradients (PyTorch's private name)."""
+    return not _callbacks.whole or _callbacks.whole[-1]
 
 
 def _tensors(x, what: str) -> tuple:
@@ -206,6 +213,7 @@ def run(roots, retain_graph, create_graph, capture, accumulate, user_grads=None)
     stored_storages = set()
     callbacks: list = []
     _callbacks.stack.append(callbacks)
+    _callbacks.whole.append(capture is None)
     try:
         while heap:
             _, _, node = heapq.heappop(heap)
@@ -319,6 +327,7 @@ def run(roots, retain_graph, create_graph, capture, accumulate, user_grads=None)
             callbacks.pop(0)()
     finally:
         _callbacks.stack.pop()
+        _callbacks.whole.pop()
         _grad.enabled = prev
     return captured
 
