@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib as _importlib
 
 from . import lr_scheduler
+from .adafactor import Adafactor
 from .adadelta import Adadelta
 from .adagrad import Adagrad
 from .adam import Adam
@@ -26,7 +27,7 @@ from .rprop import Rprop
 from .sgd import SGD
 from .. import _registry_hooks
 
-__all__ = ["ASGD", "Adadelta", "Adagrad", "Adam", "AdamW", "Adamax", "LBFGS", "NAdam", "Optimizer", "RAdam",
+__all__ = ["ASGD", "Adafactor", "Adadelta", "Adagrad", "Adam", "AdamW", "Adamax", "LBFGS", "NAdam", "Optimizer", "RAdam",
            "RMSprop", "Rprop", "SGD", "lr_scheduler", "swa_utils", "register_optimizer_step_pre_hook",
            "register_optimizer_step_post_hook"]
 
