@@ -206,3 +206,34 @@ def test_no_warning_when_use_reentrant_given():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         checkpoint(lambda t: t * 2, x, use_reentrant=False).sum().backward()
+
+
+def _opencl_available() -> bool:
+    try:
+        import pyopencl  # noqa: F401
+    except ImportError:
+        return False
+    try:
+        return ember._plugins.backend_for("opencl").device_count() > 0
+    except RuntimeError:
+        return False
+
+
+@pytest.mark.skipif(not _opencl_available(), reason="needs the opencl backend with pyopencl and an OpenCL device")
+@pytest.mark.parametrize("reentrant", [False, True])
+def test_opencl_checkpoint_replays_dropout(reentrant):
+    ember.manual_seed(0)
+    m = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Dropout(0.5), nn.Linear(8, 3)).to("opencl")
+    x = ember.randn(5, 4, device="opencl", requires_grad=True)
+
+    def grads(run):
+        m.zero_grad(set_to_none=True)
+        x.grad = None
+        ember.manual_seed(1)
+        run().square().sum().backward()
+        return [t.grad.cpu().numpy() for t in [x, *m.parameters()]]
+
+    ref = grads(lambda: m(x))
+    got = grads(lambda: checkpoint(m, x, use_reentrant=reentrant))
+    for a, b in zip(ref, got):
+        np.testing.assert_allclose(b, a, rtol=1e-6, atol=1e-7)

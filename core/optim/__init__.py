@@ -27,8 +27,8 @@ from .rprop import Rprop
 from .sgd import SGD
 from .. import _registry_hooks
 
-__all__ = ["ASGD", "Adafactor", "Adadelta", "Adagrad", "Adam", "AdamW", "Adamax", "LBFGS", "NAdam", "Optimizer", "RAdam",
-           "RMSprop", "Rprop", "SGD", "lr_scheduler", "swa_utils", "register_optimizer_step_pre_hook",
+__all__ = ["ASGD", "Adafactor", "Adadelta", "Adagrad", "Adam", "AdamW", "Adamax", "LBFGS", "NAdam", "Optimizer",
+           "RAdam", "RMSprop", "Rprop", "SGD", "lr_scheduler", "swa_utils", "register_optimizer_step_pre_hook",
            "register_optimizer_step_post_hook"]
 
 

@@ -1,0 +1,96 @@
+"""ember.optim.swa_utils and ember.optim.Adafactor against hand computations."""
+import math
+
+import numpy as np
+import pytest
+
+import ember
+from ember import nn
+from ember.optim.swa_utils import SWALR, AveragedModel, get_ema_multi_avg_fn, get_swa_avg_fn, update_bn
+
+
+def _set(m, value):
+    with ember.no_grad():
+        for p in m.parameters():
+            p.fill_(value)
+
+
+def test_swa_is_the_running_mean_and_copies_buffers():
+    m = nn.Sequential(nn.Linear(2, 2), nn.BatchNorm1d(2))
+    avg = AveragedModel(m)
+    assert list(avg.state_dict())[0] == "n_averaged" and avg.n_averaged.dtype == ember.int64
+    for v in (1.0, 2.0, 6.0):
+        _set(m, v)
+        with ember.no_grad():
+            m[1].running_mean.fill_(v)
+        avg.update_parameters(m)
+    np.testing.assert_allclose(avg.module[0].weight.detach().numpy(), np.full((2, 2), 3.0))
+    np.testing.assert_array_equal(avg.module[1].running_mean.numpy(), [6.0, 6.0])  # copied, not averaged
+    assert avg.n_averaged.item() == 3
+
+
+def test_ema_multi_avg_fn_and_buffers():
+    m = nn.Linear(1, 1, bias=False)
+    avg = AveragedModel(m, multi_avg_fn=get_ema_multi_avg_fn(0.5))
+    for v in (4.0, 0.0, 2.0):
+        _set(m, v)
+        avg.update_parameters(m)
+    assert avg.module.weight.item() == pytest.approx((4 * 0.5 + 0) * 0.5 + 1.0)  # 4, then 2, then 2
+    with pytest.raises(ValueError, match=r"Invalid decay value 1.5 provided"):
+        get_ema_multi_avg_fn(1.5)
+    with pytest.raises(AssertionError, match="Only one of avg_fn and multi_avg_fn"):
+        AveragedModel(m, avg_fn=get_swa_avg_fn(), multi_avg_fn=get_ema_multi_avg_fn())
+
+
+def test_update_bn_recomputes_the_statistics():
+    m = nn.Sequential(nn.Linear(2, 2), nn.BatchNorm1d(2, momentum=0.3))
+    with ember.no_grad():
+        m[0].weight.copy_(ember.eye(2))
+        m[0].bias.zero_()
+    m.eval()
+    data = [ember.tensor([[1.0, 2.0], [3.0, 6.0]]), (ember.tensor([[5.0, 10.0], [7.0, 14.0]]), None)]
+    update_bn(data, m)
+    np.testing.assert_allclose(m[1].running_mean.numpy(), [4.0, 8.0])  # cumulative mean over batches
+    assert m[1].momentum == 0.3 and not m.training
+
+
+def test_swalr_cosine_schedule():
+    opt = ember.optim.SGD([ember.zeros(1, requires_grad=True)], lr=1.0)
+    s = SWALR(opt, swa_lr=0.1, anneal_epochs=3)
+    lrs = []
+    for _ in range(4):
+        opt.step()
+        s.step()
+        lrs.append(s.get_last_lr()[0])
+    # alpha_t = (1 - cos(pi t / 3)) / 2 applied to the previous rate's "initial" value
+    a1 = (1 - math.cos(math.pi / 3)) / 2
+    assert lrs[0] == pytest.approx(0.1 * a1 + 1.0 * (1 - a1))
+    assert lrs[2:] == [pytest.approx(0.1)] * 2
+    with pytest.raises(ValueError, match="anneal_strategy must be one of"):
+        SWALR(opt, 0.1, anneal_strategy="exp")
+    with pytest.raises(ValueError, match="anneal_epochs must be equal or greater than 0"):
+        SWALR(opt, 0.1, anneal_epochs=-1)
+
+
+def test_adafactor_first_step_by_hand():
+    w0 = np.array([[1.0, -2.0], [0.5, 3.0]])
+    g = np.array([[0.2, -0.4], [0.1, 0.3]])
+    w = ember.tensor(w0, requires_grad=True)
+    opt = ember.optim.Adafactor([w], lr=0.01)
+    w.grad = ember.tensor(g)
+    opt.step()
+    # step 1: beta2_t = 1, so row_var/col_var are the mean squares of rows/columns
+    row = (g ** 2).mean(1, keepdims=True)
+    col = (g ** 2).mean(0, keepdims=True)
+    v = row @ col / max(row.mean(), np.finfo(np.float64).eps)
+    upd = g / np.sqrt(v)
+    upd /= max(1.0, np.sqrt((upd ** 2).mean()))
+    alpha = max(1e-3, np.sqrt((w0 ** 2).mean())) * min(0.01, 1.0)
+    np.testing.assert_allclose(w.detach().numpy(), w0 - alpha * upd, rtol=1e-12)
+    assert sorted(opt.state[w]) == ["col_var", "row_var", "step"]
+    assert tuple(opt.state[w]["row_var"].shape) == (2, 1) and tuple(opt.state[w]["col_var"].shape) == (1, 2)
+
+
+def test_adafactor_refuses_bad_args():
+    with pytest.raises(ValueError, match="Clipping threshold d should be >= 1 but is: 0.5"):
+        ember.optim.Adafactor([ember.zeros(1, requires_grad=True)], d=0.5)
