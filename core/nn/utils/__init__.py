@@ -6,7 +6,7 @@ from . import parametrizations, parametrize
 from . import rnn  # packed sequences: ember.nn.utils.rnn
 from .clip_grad import clip_grad_norm, clip_grad_norm_, clip_grad_value_, clip_grads_with_norm_, get_total_norm
 from .convert_parameters import parameters_to_vector, vector_to_parameters
-from . import fusion, stateless
+from . import fusion, prune, stateless
 from .fusion import fuse_conv_bn_eval, fuse_conv_bn_weights, fuse_linear_bn_eval, fuse_linear_bn_weights
 from .init import skip_init
 from .parametrizations import spectral_norm
