@@ -72,7 +72,8 @@ def _reparametrize_module(module, parameters_and_buffers: dict, tie_weights: boo
         if missing:
             msgs.append(f"Missing key(s): {', '.join(map(repr, missing))}.")
         if msgs:
-            raise RuntimeError("Error(s) in reparametrizing for {}:\n\t{}".format(module._get_name(), "\n\t".join(msgs)))
+            body = "\n\t".join(msgs)
+            raise RuntimeError(f"Error(s) in reparametrizing for {module._get_name()}:\n\t{body}")
     orig: dict = {}
     try:
         for name, t in untied.items():

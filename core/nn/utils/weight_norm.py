@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import warnings
 
-from ..parameter import Parameter
+from ..parameter import Parameter, is_lazy
 from .parametrizations import _norm_except_dim
 
 __all__ = ["WeightNorm", "weight_norm", "remove_weight_norm"]
@@ -32,7 +32,7 @@ class WeightNorm:
                 raise RuntimeError(f"Cannot register two weight_norm hooks on the same parameter {name}")
         fn = WeightNorm(name, dim)
         weight = getattr(module, name)
-        if getattr(weight, "_is_uninitialized", False):
+        if is_lazy(weight):
             raise ValueError("The module passed to `WeightNorm` can't have uninitialized parameters. Make sure to run "
                              "the dummy forward before applying weight normalization")
         del module._parameters[name]
