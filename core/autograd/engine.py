@@ -362,6 +362,9 @@ def _accumulate_into(t, g, create_graph, stored, user_storages):
             t._grad = g
     elif create_graph or t._grad._requires_grad:
         t._grad = t._grad + g
+    elif g.is_sparse or t._grad.is_sparse:  # sparse gradients (embedding(sparse=True)) add out of place
+        t._grad = t._grad + g if g.is_sparse and t._grad.is_sparse else \
+            (t._grad.to_dense() if t._grad.is_sparse else t._grad) + (g.to_dense() if g.is_sparse else g)
     else:
         t._grad.add_(g)
     hooks = t.__dict__.get("_post_accumulate_hooks") if hasattr(t, "__dict__") else None

@@ -25,11 +25,12 @@ from .radam import RAdam
 from .rmsprop import RMSprop
 from .rprop import Rprop
 from .sgd import SGD
+from .sparse_adam import SparseAdam
 from .. import _registry_hooks
 
 __all__ = ["ASGD", "Adafactor", "Adadelta", "Adagrad", "Adam", "AdamW", "Adamax", "LBFGS", "NAdam", "Optimizer",
-           "RAdam", "RMSprop", "Rprop", "SGD", "lr_scheduler", "swa_utils", "register_optimizer_step_pre_hook",
-           "register_optimizer_step_post_hook"]
+           "RAdam", "RMSprop", "Rprop", "SGD", "SparseAdam", "lr_scheduler", "swa_utils",
+           "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]
 
 
 def __getattr__(name: str):
