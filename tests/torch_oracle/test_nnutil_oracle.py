@@ -1,9 +1,11 @@
-"""Checkpointing, weight averaging and Adafactor against real PyTorch: checkpointed gradients
-equal to plain ones (and to torch's), Adafactor trajectories and state, AveragedModel SWA/EMA
-values and state-dict keys, SWALR learning rates."""
+"""Checkpointing, weight averaging, Adafactor, SparseAdam, pruning, lazy modules and fusion against
+real PyTorch: checkpointed gradients equal to plain ones (and to torch's), optimizer trajectories
+and state, AveragedModel SWA/EMA values and state-dict keys, SWALR learning rates, prune masks and
+keys, lazy modules loaded from a state dict, fused weights and the old weight_norm's keys."""
 import numpy as np
 import pytest
 import torch
+import torch.nn.utils.prune
 import torch.optim.swa_utils
 import torch.utils.checkpoint
 
@@ -121,3 +123,137 @@ def test_swalr_learning_rates(strategy, anneal_epochs):
         lrs.append(sorted(s.state_dict()))
     np.testing.assert_allclose(np.array(lrs[2]), np.array(lrs[0]), rtol=1e-12)
     assert lrs[1] == lrs[3]
+
+
+def test_sparse_adam_trajectory_and_sparse_embedding_grad():
+    w0 = np.linspace(-1, 1, 18, dtype=np.float32).reshape(6, 3)
+    out = []
+    for lib in (torch, ember):
+        e = lib.nn.Embedding(6, 3, sparse=True, padding_idx=4)
+        with lib.no_grad():
+            e.weight.copy_(lib.tensor(w0))
+        opt = lib.optim.SparseAdam(e.parameters(), lr=0.1, betas=(0.8, 0.9))
+        grads = []
+        for idx in ([[0, 2, 2, 4]], [[1, 2]], [[5, 0, 0, 0]]):
+            opt.zero_grad()
+            e(lib.tensor(idx)).pow(3).sum().backward()
+            grads.append(e.weight.grad.to_dense().numpy().copy())
+            opt.step()
+        st = opt.state_dict()["state"][0]
+        out.append((e.weight.detach().numpy(), grads, st["step"], st["exp_avg"].numpy(), st["exp_avg_sq"].numpy()))
+    (tw, tg, ts, tm, tv), (ew, eg, es, em, ev) = out
+    for a, b in zip(tg, eg):
+        np.testing.assert_allclose(b, a, rtol=1e-6)
+    assert es == ts
+    for a, b in ((tw, ew), (tm, em), (tv, ev)):
+        np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-7)
+
+
+def _pruned(lib, steps):
+    prune = lib.nn.utils.prune
+    m = lib.nn.Conv2d(2, 4, 2)
+    with lib.no_grad():
+        vals = np.random.default_rng(5).permutation(32).astype(np.float32).reshape(4, 2, 2, 2) - 15.6  # no |value| ties
+        m.weight.copy_(lib.tensor(vals))
+    for s in steps:
+        s(prune, m)
+    return m
+
+
+PRUNE_STEPS = {
+    "l1": [lambda p, m: p.l1_unstructured(m, "weight", amount=0.3)],
+    "l1-int-then-ln": [lambda p, m: p.l1_unstructured(m, "weight", amount=5),
+                       lambda p, m: p.ln_structured(m, "weight", amount=0.5, n=1, dim=1)],
+    "ln-inf-dim0": [lambda p, m: p.ln_structured(m, "weight", amount=2, n=float("inf"), dim=0)],
+    "ln-then-l1": [lambda p, m: p.ln_structured(m, "weight", amount=1, n=2, dim=-1),
+                   lambda p, m: p.l1_unstructured(m, "weight", amount=0.25)],
+    "custom-then-identity": [lambda p, m: p.custom_from_mask(m, "bias", mask=m.bias.detach() * 0 + 1 - (
+        m.bias.detach() * 0).index_fill(0, m.bias.new_tensor([1]).long(), 1)),
+        lambda p, m: p.identity(m, "weight")],
+}
+
+
+@pytest.mark.parametrize("name", list(PRUNE_STEPS))
+def test_prune_masks_and_keys(name):
+    res = []
+    for lib in (torch, ember):
+        m = _pruned(lib, PRUNE_STEPS[name])
+        sd = m.state_dict()
+        res.append(({k: v.numpy() for k, v in sd.items() if k.endswith("_mask")}, list(sd),
+                    [n for n, _ in m.named_parameters()]))
+    assert res[0][1] == res[1][1] and res[0][2] == res[1][2]
+    for k in res[0][0]:
+        np.testing.assert_array_equal(res[1][0][k], res[0][0][k], err_msg=k)
+
+
+def test_global_unstructured_matches():
+    masks = []
+    for lib in (torch, ember):
+        ms = [_pruned(lib, []), lib.nn.Linear(3, 4)]
+        with lib.no_grad():
+            ms[1].weight.copy_(lib.tensor(np.arange(12, dtype=np.float32).reshape(4, 3) - 5.75))
+        lib.nn.utils.prune.global_unstructured([(ms[0], "weight"), (ms[1], "weight"), (ms[1], "bias")],
+                                               pruning_method=lib.nn.utils.prune.L1Unstructured, amount=0.4,
+                                               importance_scores={(ms[1], "bias"): lib.ones(4) * 100})
+        masks.append([ms[0].weight_mask.numpy(), ms[1].weight_mask.numpy(), ms[1].bias_mask.numpy()])
+    for a, b in zip(*masks):
+        np.testing.assert_array_equal(b, a)
+
+
+@pytest.mark.parametrize("name", ["LazyLinear", "LazyConv1d", "LazyConvTranspose2d", "LazyBatchNorm2d",
+                                  "LazyInstanceNorm1d"])
+def test_lazy_state_dict_load_and_forward(name):
+    make = {"LazyLinear": (lambda lib: lib.nn.LazyLinear(3), lambda lib: lib.nn.Linear(5, 3), (2, 5)),
+            "LazyConv1d": (lambda lib: lib.nn.LazyConv1d(3, 2), lambda lib: lib.nn.Conv1d(5, 3, 2), (2, 5, 6)),
+            "LazyConvTranspose2d": (lambda lib: lib.nn.LazyConvTranspose2d(3, 2),
+                                    lambda lib: lib.nn.ConvTranspose2d(5, 3, 2), (1, 5, 3, 3)),
+            "LazyBatchNorm2d": (lambda lib: lib.nn.LazyBatchNorm2d(), lambda lib: lib.nn.BatchNorm2d(5),
+                                (2, 5, 2, 2)),
+            "LazyInstanceNorm1d": (lambda lib: lib.nn.LazyInstanceNorm1d(),
+                                   lambda lib: lib.nn.InstanceNorm1d(5, affine=True, track_running_stats=True),
+                                   (2, 5, 4))}[name]
+    rng = np.random.default_rng(7)
+    src = {}
+    res = []
+    for lib in (torch, ember):
+        lazy_keys = list(make[0](lib).state_dict())
+        full = make[1](lib)
+        if not src:
+            src = {k: rng.standard_normal(tuple(v.shape)).astype(np.float32) if v.is_floating_point() else v.numpy()
+                   for k, v in full.state_dict().items()}
+        m = make[0](lib)
+        m.load_state_dict({k: lib.tensor(v) for k, v in src.items()})
+        cls_after_load = type(m).__name__
+        if name == "LazyInstanceNorm1d":  # num_features stays 0 after a load: the affine check refuses the input
+            with pytest.raises(ValueError, match="to match num_features"):
+                m(lib.ones(*make[2]))
+            res.append((lazy_keys, cls_after_load, "", np.zeros(1)))
+            continue
+        y = m(lib.tensor(np.linspace(-1, 1, int(np.prod(make[2])), dtype=np.float32).reshape(make[2])))
+        res.append((lazy_keys, cls_after_load, type(m).__name__, y.detach().numpy()))
+    assert res[0][:3] == res[1][:3]
+    np.testing.assert_allclose(res[1][3], res[0][3], rtol=1e-5, atol=1e-5)
+
+
+def test_fusion_and_old_weight_norm_match():
+    rng = np.random.default_rng(9)
+    vals = {k: rng.standard_normal(s).astype(np.float32) for k, s in
+            [("cw", (3, 2, 2)), ("cb", (3,)), ("rm", (3,)), ("g", (3,)), ("b", (3,)), ("lw", (3, 4))]}
+    rv = (rng.random(3) + 0.5).astype(np.float32)
+    res = []
+    for lib in (torch, ember):
+        t = lib.tensor
+        w, b = lib.nn.utils.fuse_conv_bn_weights(t(vals["cw"]), t(vals["cb"]), t(vals["rm"]), t(rv), 1e-3,
+                                                  t(vals["g"]), t(vals["b"]), transpose=False)
+        lw, lb = lib.nn.utils.fuse_linear_bn_weights(t(vals["lw"]), None, t(vals["rm"]), t(rv), 1e-5,
+                                                     t(vals["g"]), t(vals["b"]))
+        m = lib.nn.Linear(4, 3)
+        with lib.no_grad():
+            m.weight.copy_(t(vals["lw"]))
+        with pytest.warns(FutureWarning):
+            lib.nn.utils.weight_norm(m, dim=1)
+        res.append([w.detach().numpy(), b.detach().numpy(), lw.detach().numpy(), lb.detach().numpy(),
+                    m.weight_g.detach().numpy(), list(m.state_dict())])
+    for a, b in zip(res[0][:5], res[1][:5]):
+        np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6)
+    assert res[0][5] == res[1][5]

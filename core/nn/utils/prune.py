@@ -10,7 +10,6 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable
 
 from ... import ops as _ops
-from ...ops import creation as _factory
 from .convert_parameters import parameters_to_vector
 
 __all__ = ["BasePruningMethod", "PruningContainer", "Identity", "RandomUnstructured", "L1Unstructured",
@@ -256,7 +255,7 @@ class RandomStructured(BasePruningMethod):
         _validate_pruning_amount(nparams_toprune, tensor_size)
         if nparams_toprune == 0:
             return default_mask
-        prob = _factory.rand(tensor_size)
+        prob = _ops.rand(tensor_size)
         threshold = _ops.kthvalue(prob, k=nparams_toprune).values
         mask = _channel_mask(t, self.dim, prob > threshold)
         mask *= default_mask.to(dtype=mask.dtype)

@@ -1,4 +1,4 @@
-"""ember.optim.swa_utils and ember.optim.Adafactor against hand computations."""
+"""ember.optim.swa_utils, Adafactor, SparseAdam (and the sparse embedding gradient it takes), by hand."""
 import math
 
 import numpy as np
@@ -94,3 +94,33 @@ def test_adafactor_first_step_by_hand():
 def test_adafactor_refuses_bad_args():
     with pytest.raises(ValueError, match="Clipping threshold d should be >= 1 but is: 0.5"):
         ember.optim.Adafactor([ember.zeros(1, requires_grad=True)], d=0.5)
+
+
+def test_sparse_embedding_gradient_and_sparse_adam_by_hand():
+    e = nn.Embedding(4, 2, sparse=True, padding_idx=3)
+    with ember.no_grad():
+        e.weight.copy_(ember.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0], [7.0, 8.0]]))
+    w0 = e.weight.detach().numpy().copy()
+    e(ember.tensor([0, 2, 2, 3])).sum().backward()
+    g = e.weight.grad
+    assert g.is_sparse and g._nnz() == 3  # one entry per looked-up index but the padding one, uncoalesced
+    np.testing.assert_array_equal(g.to_dense().numpy(), [[1, 1], [0, 0], [2, 2], [0, 0]])
+    opt = ember.optim.SparseAdam(e.parameters(), lr=0.1)
+    opt.step()
+    # step 1: m = 0.1 g, v = 0.001 g^2, step = lr * sqrt(1 - 0.999) / (1 - 0.9) * m / (sqrt(v) + eps) = lr * sign(g)
+    expect = w0.copy()
+    expect[[0, 2]] -= 0.1 * (1 - 1e-8 / (np.sqrt(0.001) * np.array([[1.0], [2.0]]) + 1e-8))
+    np.testing.assert_allclose(e.weight.detach().numpy(), expect, rtol=1e-6)
+    np.testing.assert_array_equal(e.weight.detach().numpy()[[1, 3]], w0[[1, 3]])  # rows without gradient untouched
+    assert opt.state[e.weight]["step"] == 1
+
+
+def test_sparse_adam_refuses_dense_gradients_and_bad_args():
+    w = ember.zeros(2, requires_grad=True)
+    (w * 2).sum().backward()
+    with pytest.raises(RuntimeError, match="SparseAdam does not support dense gradients"):
+        ember.optim.SparseAdam([w]).step()
+    with pytest.raises(ValueError, match="Invalid beta parameter at index 1: 1.0"):
+        ember.optim.SparseAdam([w], betas=(0.9, 1.0))
+    with pytest.raises(ValueError, match="SparseAdam requires dense parameter tensors"):
+        ember.optim.SparseAdam([ember.zeros(2, 2).to_sparse().requires_grad_()])
