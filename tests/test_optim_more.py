@@ -124,3 +124,50 @@ def test_sparse_adam_refuses_dense_gradients_and_bad_args():
         ember.optim.SparseAdam([w], betas=(0.9, 1.0))
     with pytest.raises(ValueError, match="SparseAdam requires dense parameter tensors"):
         ember.optim.SparseAdam([ember.zeros(2, 2).to_sparse().requires_grad_()])
+
+
+def _opencl_available() -> bool:
+    try:
+        import pyopencl  # noqa: F401
+    except ImportError:
+        return False
+    try:
+        return ember._plugins.backend_for("opencl").device_count() > 0
+    except RuntimeError:
+        return False
+
+
+@pytest.mark.skipif(not _opencl_available(), reason="needs the opencl backend with pyopencl and an OpenCL device")
+def test_opencl_adafactor_sparse_adam_ema_lazy_prune():
+    rng = np.random.default_rng(0)
+    w0 = rng.standard_normal((3, 4)).astype(np.float32)
+    res = {}
+    for dev in ("cpu", "opencl"):
+        w = ember.tensor(w0, device=dev, requires_grad=True)
+        opt = ember.optim.Adafactor([w], lr=0.05)
+        for _ in range(3):
+            opt.zero_grad()
+            (w * w).sum().backward()
+            opt.step()
+        e = nn.Embedding(3, 2, sparse=True).to(dev)
+        with ember.no_grad():
+            e.weight.copy_(ember.tensor(w0[:, :2], device=dev))
+        sa = ember.optim.SparseAdam(e.parameters(), lr=0.1)
+        e(ember.tensor([0, 2, 2], device=dev)).pow(2).sum().backward()
+        sa.step()
+        m = nn.Sequential(nn.LazyLinear(2)).to(dev)
+        m(ember.ones(1, 3, device=dev))
+        ema = AveragedModel(m, multi_avg_fn=get_ema_multi_avg_fn(0.5))
+        with ember.no_grad():
+            m[0].weight.fill_(1.0)
+        ema.update_parameters(m)
+        with ember.no_grad():
+            m[0].weight.fill_(3.0)
+        ema.update_parameters(m)
+        ember.nn.utils.prune.l1_unstructured(m[0], "weight", amount=2)
+        res[dev] = (w.detach().cpu().numpy(), e.weight.detach().cpu().numpy(), ema.module[0].weight.detach().cpu().numpy(),
+                    int(m[0].weight_mask.sum().item()))
+    for a, b in zip(res["cpu"][:3], res["opencl"][:3]):
+        np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(res["opencl"][2], np.full((2, 3), 2.0))
+    assert res["opencl"][3] == 4
