@@ -165,9 +165,27 @@ def test_opencl_adafactor_sparse_adam_ema_lazy_prune():
             m[0].weight.fill_(3.0)
         ema.update_parameters(m)
         ember.nn.utils.prune.l1_unstructured(m[0], "weight", amount=2)
-        res[dev] = (w.detach().cpu().numpy(), e.weight.detach().cpu().numpy(), ema.module[0].weight.detach().cpu().numpy(),
+        res[dev] = (w.detach().cpu().numpy(), e.weight.detach().cpu().numpy(),
+                    ema.module[0].weight.detach().cpu().numpy(),
                     int(m[0].weight_mask.sum().item()))
     for a, b in zip(res["cpu"][:3], res["opencl"][:3]):
         np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(res["opencl"][2], np.full((2, 3), 2.0))
     assert res["opencl"][3] == 4
+
+
+def test_sgd_and_adagrad_take_sparse_gradients_others_refuse():
+    # SGD: w - 0.5 g; Adagrad, step 1: w - 0.5 * g / |g|
+    for name, kw, expect in [("SGD", dict(lr=0.5), [[0.0, 0.5], [1.5, 1.5]]),
+                             ("Adagrad", dict(lr=0.5), [[0.5, 1.0], [1.5, 1.5]])]:
+        e = nn.Embedding(2, 2, sparse=True)
+        with ember.no_grad():
+            e.weight.copy_(ember.tensor([[1.0, 1.5], [2.0, 2.0]]))
+        opt = getattr(ember.optim, name)(e.parameters(), **kw)
+        e(ember.tensor([0, 0, 1])).sum().backward()  # row 0 gets 2, row 1 gets 1
+        opt.step()
+        np.testing.assert_allclose(e.weight.detach().numpy(), np.array(expect), rtol=1e-6)
+    with pytest.raises(RuntimeError, match="Adam does not support sparse gradients, please consider SparseAdam"):
+        ember.optim.AdamW(e.parameters()).step()
+    with pytest.raises(RuntimeError, match="weight_decay option is not compatible with sparse gradients"):
+        ember.optim.Adagrad(e.parameters(), weight_decay=0.1).step()

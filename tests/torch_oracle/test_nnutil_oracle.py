@@ -257,3 +257,32 @@ def test_fusion_and_old_weight_norm_match():
     for a, b in zip(res[0][:5], res[1][:5]):
         np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6)
     assert res[0][5] == res[1][5]
+
+
+SPARSE_OPT = [("SGD", dict(lr=0.1)), ("SGD", dict(lr=0.1, momentum=0.9, nesterov=True, maximize=True)),
+              ("Adagrad", dict(lr=0.1, lr_decay=0.01)), ("Adam", {}), ("RMSprop", {}),
+              ("Adagrad", dict(weight_decay=0.1)), ("SGD", dict(lr=0.1, weight_decay=0.1)),
+              ("SGD", dict(lr=0.1, fused=True))]
+
+
+@pytest.mark.parametrize("name,kw", SPARSE_OPT, ids=[f"{n}-{i}" for i, (n, _) in enumerate(SPARSE_OPT)])
+def test_dense_optimizers_with_sparse_gradients(name, kw):
+    w0 = np.linspace(-1, 1, 8, dtype=np.float32).reshape(4, 2)
+    res = []
+    for lib in (torch, ember):
+        e = lib.nn.Embedding(4, 2, sparse=True)
+        with lib.no_grad():
+            e.weight.copy_(lib.tensor(w0))
+        opt = getattr(lib.optim, name)(e.parameters(), **kw)
+        try:
+            for idx in ([0, 2, 2], [1, 2]):
+                opt.zero_grad()
+                e(lib.tensor(idx)).pow(2).sum().backward()
+                opt.step()
+            res.append(e.weight.detach().numpy())
+        except RuntimeError as ex:
+            res.append(str(ex))
+    if isinstance(res[0], str):
+        assert res[1] == res[0]
+    else:
+        np.testing.assert_allclose(res[1], res[0], rtol=1e-6, atol=1e-7)
