@@ -166,3 +166,26 @@ def test_random_pruning_counts():
     np.testing.assert_allclose(m(x).detach().numpy(),
                                nn.functional.conv2d(x, m.weight_orig * m.weight_mask, m.bias).detach().numpy(),
                                rtol=1e-6)
+
+
+def test_old_spectral_norm_power_iteration_keys_and_remove():
+    m = nn.Linear(2, 2, bias=False)
+    with ember.no_grad():
+        m.weight.copy_(ember.tensor([[3.0, 0.0], [0.0, 1.0]]))
+    nn.utils.spectral_norm(m, n_power_iterations=5)
+    sd = m.state_dict()
+    assert list(sd) == ["weight_orig", "weight_u", "weight_v"]
+    assert sd._metadata[""]["spectral_norm"] == {"weight.version": 1}
+    with ember.no_grad():
+        m.weight_u.copy_(ember.tensor([0.8, 0.6]))
+    m(ember.ones(1, 2))  # training mode: power iteration converges to sigma_max = 3
+    np.testing.assert_allclose(m.weight.detach().numpy(), [[1.0, 0.0], [0.0, 1 / 3]], rtol=1e-3)
+    np.testing.assert_allclose(np.abs(m.weight_u.numpy()), [1.0, 0.0], atol=1e-3)
+    with pytest.raises(RuntimeError, match="Cannot register two spectral_norm hooks"):
+        nn.utils.spectral_norm(m)
+    nn.utils.remove_spectral_norm(m)
+    assert list(m.state_dict()) == ["weight"] and "spectral_norm" not in m.state_dict()._metadata[""]
+    with pytest.raises(ValueError, match="spectral_norm of 'weight' not found"):
+        nn.utils.remove_spectral_norm(m)
+    ct = nn.utils.spectral_norm(nn.ConvTranspose2d(2, 5, 3))  # dim 1 for transposed convolutions
+    assert tuple(ct.weight_u.shape) == (5,) and tuple(ct.weight_v.shape) == (18,)

@@ -286,3 +286,25 @@ def test_dense_optimizers_with_sparse_gradients(name, kw):
         assert res[1] == res[0]
     else:
         np.testing.assert_allclose(res[1], res[0], rtol=1e-6, atol=1e-7)
+
+
+def test_old_spectral_norm_matches():
+    res = []
+    for lib in (torch, ember):
+        m = lib.nn.Linear(3, 4)
+        with lib.no_grad():
+            m.weight.copy_(lib.tensor(np.arange(12, dtype=np.float32).reshape(4, 3) / 7 - 0.5))
+            m.bias.zero_()
+        lib.nn.utils.spectral_norm(m, n_power_iterations=2)
+        with lib.no_grad():
+            m.weight_u.copy_(lib.tensor([0.5, 0.5, 0.5, 0.5]))
+            m.weight_v.copy_(lib.tensor([0.6, 0.0, 0.8]))
+        for _ in range(2):
+            y = m(lib.ones(1, 3))
+        y.sum().backward()
+        sd = m.state_dict()
+        res.append((y.detach().numpy(), m.weight_u.numpy(), m.weight_orig.grad.numpy(), list(sd),
+                    sd._metadata[""].get("spectral_norm")))
+    for a, b in zip(res[0][:3], res[1][:3]):
+        np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6)
+    assert res[0][3:] == res[1][3:]
