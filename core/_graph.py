@@ -12,6 +12,7 @@ import traceback
 import weakref
 
 from . import _state
+from ._tensor import Tensor as _Tensor
 from ._tensor import _alias
 
 _seq = itertools.count()
@@ -191,6 +192,112 @@ class OpNode(Node):
         self.saved = ()
         self._freed = True
 
+
+
+class _Packed:
+    """What a pack hook returned for one saved tensor."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+
+class _SavedRef:
+    """A saved tensor's version check without the tensor (its data went through a pack hook)."""
+
+    __slots__ = ("_version", "_output_nr", "_grad_fn", "_shape", "_desc")
+
+    def __init__(self, t):
+        self._version = t._version
+        self._output_nr = t._output_nr
+        self._grad_fn = t._grad_fn
+        self._shape = t._shape
+        self._desc = t.type()
+
+    def type(self) -> str:
+        return self._desc
+
+
+def _pack_tree(a, pack):
+    if isinstance(a, _Tensor):
+        return _Packed(pack(a))
+    if isinstance(a, (list, tuple)) and any(isinstance(x, _Tensor) for x in a):
+        return type(a)(_pack_tree(x, pack) for x in a)
+    return a
+
+
+def _unpack_tree(a, unpack):
+    if a.__class__ is _Packed:
+        t = unpack(a.value)
+        if not isinstance(t, _Tensor):
+            raise TypeError(f"Output of saved tensor unpack_hook expected to be a Tensor but got result of type "
+                            f"{type(t).__name__}")
+        return t
+    if isinstance(a, (list, tuple)) and any(x.__class__ is _Packed for x in a):
+        return type(a)(_unpack_tree(x, unpack) for x in a)
+    return a
+
+
+def unpack_saved(p, unpack):
+    """The unpack hook's tensor for one packed saved tensor."""
+    return _unpack_tree(p, unpack)
+
+
+_args_slot = OpNode.args
+_out_slot = OpNode._out
+
+
+class PackedOpNode(OpNode):
+    """An ``OpNode`` recorded under ``saved_tensors_hooks``: its saved tensors were replaced by
+    what the pack hook returned, and ``args``/``_out`` give the unpack hook's tensors on read
+    (once per backward; released with the node)."""
+
+    __slots__ = ()
+
+    @property
+    def args(self):
+        d = self.__dict__
+        a = d.get("_unpacked_args")
+        if a is None:
+            a = _args_slot.__get__(self)
+            if a is not None:
+                a = d["_unpacked_args"] = _unpack_tree(a, d["_unpack"])
+        return a
+
+    @args.setter
+    def args(self, value):
+        _args_slot.__set__(self, value)
+        self.__dict__.pop("_unpacked_args", None)
+
+    @property
+    def _out(self):
+        d = self.__dict__
+        o = d.get("_unpacked_out")
+        if o is None:
+            o = _out_slot.__get__(self)
+            if o is not None:
+                o = d["_unpacked_out"] = _unpack_tree(o, d["_unpack"])
+        return o
+
+    @_out.setter
+    def _out(self, value):
+        _out_slot.__set__(self, value)
+        self.__dict__.pop("_unpacked_out", None)
+
+
+def pack_saved(node) -> None:
+    """Run the innermost ``saved_tensors_hooks``' pack hook on every tensor ``node`` saved (called by
+    ``record`` only while such hooks are active, so the normal path pays one attribute read)."""
+    pack, unpack = _grad.saved_hooks
+    args = _args_slot.__get__(node)
+    out = _out_slot.__get__(node)
+    node.saved = tuple((_SavedRef(t), v) for t, v in node.saved)
+    node.__class__ = PackedOpNode
+    node.__dict__["_unpack"] = unpack
+    _args_slot.__set__(node, _pack_tree(args, pack))
+    if out is not None:
+        _out_slot.__set__(node, _pack_tree(out, pack))
 
 
 class AccumulateGrad(Node):

@@ -9,6 +9,8 @@ class _GradState(threading.local):
     # class attributes are the defaults every new thread starts with, as in PyTorch
     enabled = True
     inference = False
+    saved_hooks = None      # the innermost ``saved_tensors_hooks`` (pack, unpack) pair, or None
+    hooks_disabled = None   # ``disable_saved_tensors_hooks``'s error message, or None
 
 
 grad = _GradState()

@@ -10,7 +10,7 @@ import warnings
 
 from .. import _state
 from . import engine, functional, graph
-from .engine import backward, grad
+from .engine import _is_checkpoint_valid, backward, grad
 from .function import Function, FunctionCtx, InplaceFunction, NestedIOFunction, once_differentiable
 from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
                         set_grad_enabled)

@@ -16,6 +16,7 @@ _grad = _state.grad
 class _Callbacks(threading.local):
     def __init__(self) -> None:
         self.stack: list = []  # one list per backward pass running in this thread (innermost last)
+        self.whole: list = []  # per pass: whether it runs the whole graph (no ``inputs=``, not ``grad()``)
 
 
 _callbacks = _Callbacks()
@@ -28,6 +29,12 @@ def queue_callback(callback) -> None:
     if not _callbacks.stack:
         raise RuntimeError("Final callbacks can only be installed during backward pass.")
     _callbacks.stack[-1].append(callback)
+
+
+def _is_checkpoint_valid() -> bool:
+    """False inside a backward pass run for chosen inputs (``grad()``, ``backward(inputs=...)``),
+    where a reentrant checkpoint cannot accumulate its gradients (PyTorch's private name)."""
+    return not _callbacks.whole or _callbacks.whole[-1]
 
 
 def _tensors(x, what: str) -> tuple:
@@ -210,6 +217,7 @@ def run(roots, retain_graph, create_graph, capture, accumulate, user_grads=None)
     stored_storages = set()
     callbacks: list = []
     _callbacks.stack.append(callbacks)
+    _callbacks.whole.append(capture is None)
     try:
         while heap:
             _, _, node = heapq.heappop(heap)
@@ -323,6 +331,7 @@ def run(roots, retain_graph, create_graph, capture, accumulate, user_grads=None)
             callbacks.pop(0)()
     finally:
         _callbacks.stack.pop()
+        _callbacks.whole.pop()
         _grad.enabled = prev
     return captured
 
@@ -357,6 +366,9 @@ def _accumulate_into(t, g, create_graph, stored, user_storages):
             t._grad = g
     elif create_graph or t._grad._requires_grad:
         t._grad = t._grad + g
+    elif g.is_sparse or t._grad.is_sparse:  # sparse gradients (embedding(sparse=True)) add out of place
+        t._grad = t._grad + g if g.is_sparse and t._grad.is_sparse else \
+            (t._grad.to_dense() if t._grad.is_sparse else t._grad) + (g.to_dense() if g.is_sparse else g)
     else:
         t._grad.add_(g)
     hooks = t.__dict__.get("_post_accumulate_hooks") if hasattr(t, "__dict__") else None

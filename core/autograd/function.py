@@ -5,7 +5,7 @@ import functools
 
 from .. import _state, ops
 from .._tensor import Tensor, _alias
-from .._graph import Node, _type_desc, edge_of, view_requires_grad
+from .._graph import Node, _Packed, _SavedRef, _type_desc, edge_of, unpack_saved, view_requires_grad
 from ..ops._args import broadcast_shapes
 from ..ops.writes import check_inplace
 
@@ -30,6 +30,18 @@ class FunctionCtx:
     @property
     def saved_tensors(self) -> tuple:
         saved = self.__dict__.get("_saved")
+        if saved is None and "_packed" in self.__dict__:  # saved through saved_tensors_hooks
+            unpack, packed = self.__dict__["_packed"]
+            saved = []
+            for p, ref, v in packed:
+                if p is None:
+                    saved.append((None, 0))
+                    continue
+                if ref._version[0] != v:  # the original's version counter, not the unpacked tensor's
+                    saved = [(ref, v)]
+                    break
+                t = unpack_saved(p, unpack)
+                saved.append((t, t._version[0]))
         if saved is None:
             if self.__dict__.get("_released"):
                 raise RuntimeError(
@@ -115,6 +127,7 @@ class BackwardCFunction(Node, FunctionCtx):
     def _release(self):
         self.__dict__.pop("_saved", None)
         self.__dict__.pop("_to_save", None)
+        self.__dict__.pop("_packed", None)
         self._released = True
 
 
@@ -227,7 +240,13 @@ class Function(metaclass=FunctionMeta):
             new_outs.append(o)
         ctx._n_out = len(outs)
         ctx._out_meta = tuple(metas)
-        ctx.__dict__["_saved"] = [(t, t._version[0] if t is not None else 0) for t in to_save]
+        hooks = _grad.saved_hooks
+        if hooks is not None and to_save:
+            ctx.__dict__["_packed"] = (hooks[1], [(None, None, 0) if t is None else
+                                                  (_Packed(hooks[0](t)), _SavedRef(t), t._version[0])
+                                                  for t in to_save])
+        else:
+            ctx.__dict__["_saved"] = [(t, t._version[0] if t is not None else 0) for t in to_save]
         ctx.__dict__.pop("_to_save", None)
         return new_outs[0] if single else tuple(new_outs)
 

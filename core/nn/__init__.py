@@ -7,7 +7,7 @@ Names ember.nn does not define are looked up among the modules plugins register 
 from . import functional, init, modules, parameter, utils
 from .modules import *  # noqa: F401,F403  (every layer class; the explicit list is modules/__init__.py)
 from .modules import Module
-from .parameter import Buffer, Parameter
+from .parameter import Buffer, Parameter, UninitializedBuffer, UninitializedParameter
 from . import parallel
 from .parallel import DataParallel
 from .._registry_hooks import lookup_module

@@ -75,6 +75,78 @@ class Buffer(Tensor):
         pass
 
 
+class UninitializedTensorMixin:
+    """An uninitialised parameter or buffer of a lazy module: it has a device, a dtype and
+    ``requires_grad`` but no shape until ``materialize(shape)`` gives it storage and turns it into
+    its ``cls_to_become``. Reading ``shape`` raises RuntimeError, as PyTorch's. (PyTorch also
+    refuses every op on it with a ValueError through ``__torch_function__``; ember has no such
+    dispatch, so an op sees a 0-element tensor and fails on the shape.)"""
+
+    cls_to_become = None
+
+    def materialize(self, shape, device=None, dtype=None) -> None:
+        """Give the tensor uninitialised storage of ``shape`` (on ``device``, of ``dtype``)."""
+        device = self._device if device is None else device
+        dtype = self._dtype if dtype is None else dtype
+        with _state.grad_disabled():
+            new = _factory.empty(tuple(shape), device=device, dtype=dtype)
+        self._storage, self._shape, self._stride, self._offset = new._storage, new._shape, new._stride, new._offset
+        self._dtype, self._device, self._native, self._version = new._dtype, new._device, new._native, new._version
+        self.__class__ = self.cls_to_become
+
+    @property
+    def shape(self):
+        raise RuntimeError(
+            "Can't access the shape of an uninitialized parameter or buffer. This error usually happens in "
+            "`load_state_dict` when trying to load an uninitialized parameter into an initialized one. Call `forward` "
+            "to initialize the parameters before accessing their attributes.")
+
+    def share_memory_(self):
+        raise RuntimeError("Can't share memory on an uninitialized parameter or buffer. Call `forward` to initialize "
+                           "the parameters before calling `module.share_memory()`.")
+
+    def __repr__(self) -> str:
+        return f"<{self.__class__.__name__}>"
+
+    def __reduce_ex__(self, proto):
+        return (self.__class__, (self._requires_grad,))
+
+    def __deepcopy__(self, memo):
+        if id(self) not in memo:
+            memo[id(self)] = type(self)(self._requires_grad, self._device, self._dtype)
+        return memo[id(self)]
+
+
+class UninitializedParameter(UninitializedTensorMixin, Parameter):
+    """A parameter of a lazy module before its first forward (becomes a :class:`Parameter`)."""
+
+    cls_to_become = Parameter
+
+    def __new__(cls, requires_grad: bool = True, device=None, dtype=None):
+        return Parameter.__new__(cls, _factory.empty(0, device=device, dtype=dtype), requires_grad)
+
+    def __init__(self, requires_grad: bool = True, device=None, dtype=None):
+        pass
+
+
+class UninitializedBuffer(UninitializedTensorMixin, Tensor):
+    """A buffer of a lazy module before its first forward (becomes a plain tensor)."""
+
+    cls_to_become = Tensor
+
+    def __new__(cls, requires_grad: bool = False, device=None, dtype=None, persistent: bool = True):
+        data = _factory.empty(0, device=device, dtype=dtype)
+        t = _alias(data, data._shape, data._stride, data._offset, cls=cls)
+        t._base = None
+        t.persistent = persistent
+        if requires_grad:
+            t.requires_grad_(True)
+        return t
+
+    def __init__(self, requires_grad: bool = False, device=None, dtype=None, persistent: bool = True):
+        pass
+
+
 def is_lazy(param) -> bool:
-    """ember has no lazy (uninitialised) parameters."""
-    return False
+    """Whether ``param`` is an uninitialised parameter or buffer of a lazy module."""
+    return isinstance(param, UninitializedTensorMixin)

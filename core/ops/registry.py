@@ -21,7 +21,7 @@ from typing import Callable
 from .. import _devices, _state
 from .._layout import SparseKernels, SparseParts
 from .._tensor import Tensor, _alias
-from .._graph import OpNode, TensorMeta, edge_of, view_requires_grad
+from .._graph import OpNode, TensorMeta, edge_of, pack_saved, view_requires_grad
 
 _grad = _state.grad
 _vm = _state.vmap
@@ -316,6 +316,8 @@ def record(op, args, inputs, out) -> None:
             out._grad_fn = node
             if out._base is not None:
                 out._fn_version = out._version[0]
+    if _grad.saved_hooks is not None:
+        pack_saved(node)
 
 
 def _own_history(o: Tensor) -> None:

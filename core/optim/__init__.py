@@ -8,7 +8,10 @@ through the ``ember_register_optimizers`` hook (``ember.optim.Lookahead`` from a
 """
 from __future__ import annotations
 
+import importlib as _importlib
+
 from . import lr_scheduler
+from .adafactor import Adafactor
 from .adadelta import Adadelta
 from .adagrad import Adagrad
 from .adam import Adam
@@ -22,16 +25,19 @@ from .radam import RAdam
 from .rmsprop import RMSprop
 from .rprop import Rprop
 from .sgd import SGD
+from .sparse_adam import SparseAdam
 from .. import _registry_hooks
 
-__all__ = ["ASGD", "Adadelta", "Adagrad", "Adam", "AdamW", "Adamax", "LBFGS", "NAdam", "Optimizer", "RAdam",
-           "RMSprop", "Rprop", "SGD", "lr_scheduler", "register_optimizer_step_pre_hook",
-           "register_optimizer_step_post_hook"]
+__all__ = ["ASGD", "Adafactor", "Adadelta", "Adagrad", "Adam", "AdamW", "Adamax", "LBFGS", "NAdam", "Optimizer",
+           "RAdam", "RMSprop", "Rprop", "SGD", "SparseAdam", "lr_scheduler", "swa_utils",
+           "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]
 
 
 def __getattr__(name: str):
     if name.startswith("__"):
         raise AttributeError(name)
+    if name == "swa_utils":  # loads ember.nn: imported on first use, as `import ember.optim` stays light
+        return _importlib.import_module(f"{__name__}.swa_utils")
     cls = _registry_hooks.lookup_optimizer(name)
     if cls is None:
         raise AttributeError(f"module 'ember.optim' has no attribute {name!r} (no built-in optimizer and no plugin "

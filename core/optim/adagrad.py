@@ -47,6 +47,15 @@ class Adagrad(Optimizer):
     def share_memory(self) -> None:
         """Accepted for compatibility (ember's cpu tensors are not shared between processes)."""
 
+    def _dense_grad(self, g, group):
+        """A sparse gradient is applied as its dense equivalent: the entries it does not hold add
+        nothing to ``sum`` and move nothing, as PyTorch's sparse update."""
+        if g.is_sparse:
+            if group["weight_decay"] != 0:
+                raise RuntimeError("weight_decay option is not compatible with sparse gradients")
+            return g.to_dense()
+        return g
+
     @_use_grad
     def step(self, closure=None):
         """Perform a single optimization step (``closure`` re-evaluates the loss)."""
@@ -57,7 +66,7 @@ class Adagrad(Optimizer):
                 if p.grad is None:
                     continue
                 params.append(p)
-                grads.append(p.grad)
+                grads.append(self._dense_grad(p.grad, group))
                 state = self.state[p]
                 if len(state) == 0:
                     state = self._init_state(p, group)

@@ -20,6 +20,7 @@ class Adam(Optimizer):
     accepted for compatibility (ember has no graph capture; the values are the same).
     """
 
+    _sparse_grad_error = "Adam does not support sparse gradients, please consider SparseAdam instead"
     _state_shape_keys = ("exp_avg", "exp_avg_sq", "max_exp_avg_sq")
 
     def __init__(self, params, lr: float = 1e-3, betas: tuple = (0.9, 0.999), eps: float = 1e-8,

@@ -469,7 +469,7 @@ class Optimizer:
             if p.grad is None:
                 continue
             params.append(p)
-            grads.append(p.grad)
+            grads.append(self._dense_grad(p.grad, group))
             state = self.state[p]
             if len(state) == 0:
                 for name, make in init.items():
@@ -477,6 +477,15 @@ class Optimizer:
             for name, lst in lists.items():
                 lst.append(state[name])
         return params, grads, lists
+
+    _sparse_grad_error = None
+
+    def _dense_grad(self, g: Tensor, group: dict) -> Tensor:
+        """``g``, refused when sparse (``nn.Embedding(sparse=True)``) with PyTorch's message; SGD and
+        Adagrad, which take sparse gradients, override this."""
+        if g.is_sparse:
+            raise RuntimeError(self._sparse_grad_error or f"{type(self).__name__} does not support sparse gradients")
+        return g
 
     def _update(self, name: str, group: dict, tensor_lists: tuple, *scalars) -> None:
         """Run the update op ``_fused_<name>_`` (see :mod:`ember.ops.optim`) on one group's lists.

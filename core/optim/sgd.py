@@ -39,6 +39,17 @@ class SGD(Optimizer):
         if group.get("nesterov") and (group["momentum"] <= 0 or group["dampening"] != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
 
+    def _dense_grad(self, g, group):
+        """A sparse gradient (``nn.Embedding(sparse=True)``) is applied as its dense equivalent (the
+        same values as PyTorch's sparse update; a momentum buffer is dense)."""
+        if g.is_sparse:
+            if group.get("fused"):
+                raise RuntimeError("`_fused_sgd` does not support sparse gradients")
+            if group["weight_decay"] != 0:  # PyTorch adds the dense decay term to the sparse gradient: refused
+                raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) instead.")
+            return g.to_dense()
+        return g
+
     @_use_grad
     def step(self, closure=None):
         """Perform a single optimization step (``closure`` re-evaluates the loss)."""
@@ -50,7 +61,7 @@ class SGD(Optimizer):
                 if p.grad is None:
                     continue
                 params.append(p)
-                grads.append(p.grad)
+                grads.append(self._dense_grad(p.grad, group))
                 if momentum != 0:
                     state = self.state[p]
                     buf = state.get("momentum_buffer")

@@ -8,6 +8,7 @@ from ... import _state
 from ..._tensor import Tensor
 from ...ops import nn as _nnops
 from ...ops.vmap_hook import hooked
+from ._sparse_grad import SparseEmbedding
 from ._util import check_tensor, desc
 
 __all__ = ["embedding", "embedding_bag", "one_hot"]
@@ -80,7 +81,10 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None, max
     idx = input if input.dtype is D.int64 else input.to(D.int64)
     if max_norm is not None:
         _renorm(weight, idx, max_norm, norm_type)
-    out = _nnops.embedding(weight, idx, padding_idx)
+    if sparse and weight.requires_grad and _state.grad.enabled:
+        out = SparseEmbedding.apply(weight, idx, padding_idx)
+    else:
+        out = _nnops.embedding(weight, idx, padding_idx)
     if scale_grad_by_freq:
         counts = _ops.bincount(idx.reshape(-1), minlength=num).to(out.dtype)
         c = counts.index_select(0, idx.reshape(-1)).reshape(tuple(idx.shape) + (1,))

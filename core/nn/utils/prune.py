@@ -1,0 +1,440 @@
+"""``nn.utils.prune``: pruning by masks, as PyTorch's. Pruning ``module.<name>`` moves the
+parameter to ``<name>_orig``, registers the buffer ``<name>_mask`` and a forward pre-hook (the
+pruning method itself) that sets ``module.<name> = <name>_orig * <name>_mask`` before every
+forward; pruning again combines the masks through a :class:`PruningContainer`; :func:`remove`
+makes the pruned value permanent."""
+from __future__ import annotations
+
+import numbers
+from abc import ABC, abstractmethod
+from collections.abc import Iterable
+
+from ... import ops as _ops
+from .convert_parameters import parameters_to_vector
+
+__all__ = ["BasePruningMethod", "PruningContainer", "Identity", "RandomUnstructured", "L1Unstructured",
+           "RandomStructured", "LnStructured", "CustomFromMask", "identity", "random_unstructured", "l1_unstructured",
+           "random_structured", "ln_structured", "global_unstructured", "custom_from_mask", "remove", "is_pruned"]
+
+
+class BasePruningMethod(ABC):
+    """Subclasses define ``PRUNING_TYPE`` ("unstructured", "structured" with ``dim``, or "global")
+    and ``compute_mask(t, default_mask)``."""
+
+    _tensor_name: str = None
+
+    def __call__(self, module, inputs):
+        setattr(module, self._tensor_name, self.apply_mask(module))
+
+    @abstractmethod
+    def compute_mask(self, t, default_mask):
+        """The mask for ``t``, combined with ``default_mask``."""
+
+    def apply_mask(self, module):
+        if self._tensor_name is None:
+            raise AssertionError(f"Module {module} has to be pruned")
+        mask = getattr(module, self._tensor_name + "_mask")
+        orig = getattr(module, self._tensor_name + "_orig")
+        return mask.to(dtype=orig.dtype) * orig
+
+    @classmethod
+    def apply(cls, module, name, *args, importance_scores=None, **kwargs):
+        """Prune ``module.<name>`` with ``cls(*args, **kwargs)`` (masks computed from
+        ``importance_scores`` when given, else from the parameter)."""
+        method = _composite_method(cls, module, name, *args, **kwargs)
+        orig = getattr(module, name)
+        if importance_scores is not None:
+            if importance_scores.shape != orig.shape:
+                raise AssertionError(f"importance_scores should have the same shape as parameter {name} of {module}, "
+                                     f"got {importance_scores.shape} vs {orig.shape}")
+        else:
+            importance_scores = orig
+        if not isinstance(method, PruningContainer):
+            module.register_parameter(name + "_orig", orig)
+            del module._parameters[name]
+            default_mask = _ops.ones_like(orig)
+        else:
+            default_mask = getattr(module, name + "_mask").detach().clone()
+        try:
+            mask = method.compute_mask(importance_scores, default_mask=default_mask)
+            module.register_buffer(name + "_mask", mask)
+            setattr(module, name, method.apply_mask(module))
+            module.register_forward_pre_hook(method)
+        except Exception:
+            if not isinstance(method, PruningContainer):
+                orig = getattr(module, name + "_orig")
+                module.register_parameter(name, orig)
+                del module._parameters[name + "_orig"]
+            raise
+        return method
+
+    def prune(self, t, default_mask=None, importance_scores=None):
+        """``t`` times its mask (nothing registered)."""
+        if importance_scores is not None:
+            if importance_scores.shape != t.shape:
+                raise AssertionError(f"importance_scores should have the same shape as tensor t, got "
+                                     f"{importance_scores.shape} vs {t.shape}")
+        else:
+            importance_scores = t
+        default_mask = default_mask if default_mask is not None else _ops.ones_like(t)
+        return t * self.compute_mask(importance_scores, default_mask=default_mask)
+
+    def remove(self, module) -> None:
+        """Make the pruning permanent: ``<name>`` is a parameter holding the pruned values."""
+        if self._tensor_name is None:
+            raise AssertionError(f"Module {module} has to be pruned before pruning can be removed")
+        weight = self.apply_mask(module)
+        if hasattr(module, self._tensor_name):
+            delattr(module, self._tensor_name)
+        orig = module._parameters[self._tensor_name + "_orig"]
+        orig.data = weight.data
+        del module._parameters[self._tensor_name + "_orig"]
+        del module._buffers[self._tensor_name + "_mask"]
+        setattr(module, self._tensor_name, orig)
+
+
+def _composite_method(cls, module, name, *args, **kwargs):
+    old_method = None
+    hooks_to_remove = []
+    for k, hook in module._forward_pre_hooks.items():
+        if isinstance(hook, BasePruningMethod) and hook._tensor_name == name:
+            old_method = hook
+            hooks_to_remove.append(k)
+    if len(hooks_to_remove) > 1:
+        raise AssertionError(f"Avoid adding multiple pruning hooks to the same tensor {name} of module {module}. Use "
+                             "a PruningContainer.")
+    for k in hooks_to_remove:
+        del module._forward_pre_hooks[k]
+    method = cls(*args, **kwargs)
+    method._tensor_name = name
+    if old_method is not None:
+        if isinstance(old_method, PruningContainer):
+            old_method.add_pruning_method(method)
+            method = old_method
+        else:
+            container = PruningContainer(old_method)
+            container.add_pruning_method(method)
+            method = container
+    return method
+
+
+class PruningContainer(BasePruningMethod):
+    """A sequence of pruning methods applied to one tensor: each new one prunes what the
+    previous ones kept."""
+
+    def __init__(self, *args) -> None:
+        self._pruning_methods = ()
+        if len(args) == 1:
+            self._tensor_name = args[0]._tensor_name
+            self.add_pruning_method(args[0])
+        else:
+            for method in args:
+                self.add_pruning_method(method)
+
+    def add_pruning_method(self, method) -> None:
+        if not isinstance(method, BasePruningMethod) and method is not None:
+            raise TypeError(f"{type(method)} is not a BasePruningMethod subclass")
+        if method is not None and self._tensor_name != method._tensor_name:
+            raise ValueError("Can only add pruning methods acting on the parameter named "
+                             f"'{self._tensor_name}' to PruningContainer {self}. Found '{method._tensor_name}'")
+        self._pruning_methods += (method,)
+
+    def __len__(self) -> int:
+        return len(self._pruning_methods)
+
+    def __iter__(self):
+        return iter(self._pruning_methods)
+
+    def __getitem__(self, idx):
+        return self._pruning_methods[idx]
+
+    def compute_mask(self, t, default_mask):
+        method = self._pruning_methods[-1]
+        mask = default_mask
+        new_mask = mask.to(dtype=t.dtype)
+        if method.PRUNING_TYPE == "unstructured":
+            slc = mask == 1
+        elif method.PRUNING_TYPE == "structured":
+            if not hasattr(method, "dim"):
+                raise AttributeError('Pruning methods of PRUNING_TYPE "structured" need to have the attribute `dim` '
+                                     "defined.")
+            n_dims = t.dim()
+            dim = method.dim + n_dims if method.dim < 0 else method.dim
+            if dim < 0:
+                raise IndexError(f"Index is out of bounds for tensor with dimensions {n_dims}")
+            keep_channel = mask.sum(dim=[d for d in range(n_dims) if d != dim]) != 0
+            slc = [slice(None)] * n_dims
+            slc[dim] = keep_channel
+            slc = tuple(slc)
+        elif method.PRUNING_TYPE == "global":
+            slc = tuple([slice(None)] * len(t.shape))
+        else:
+            raise ValueError(f"Unrecognized PRUNING_TYPE {method.PRUNING_TYPE}")
+        partial_mask = method.compute_mask(t[slc], default_mask=mask[slc])
+        new_mask[slc] = partial_mask.to(dtype=new_mask.dtype)
+        return new_mask
+
+
+class Identity(BasePruningMethod):
+    """Prunes nothing (the mask is all ones)."""
+
+    PRUNING_TYPE = "unstructured"
+
+    def compute_mask(self, t, default_mask):
+        return default_mask
+
+    @classmethod
+    def apply(cls, module, name):
+        return super().apply(module, name)
+
+
+class RandomUnstructured(BasePruningMethod):
+    """Prunes ``amount`` (a fraction, or a count) of the entries, chosen at random."""
+
+    PRUNING_TYPE = "unstructured"
+
+    def __init__(self, amount) -> None:
+        _validate_pruning_amount_init(amount)
+        self.amount = amount
+
+    def compute_mask(self, t, default_mask):
+        tensor_size = t.nelement()
+        nparams_toprune = _compute_nparams_toprune(self.amount, tensor_size)
+        _validate_pruning_amount(nparams_toprune, tensor_size)
+        mask = default_mask.clone().contiguous()
+        if nparams_toprune != 0:
+            prob = _ops.rand_like(t)
+            topk = _ops.topk(prob.reshape(-1), k=nparams_toprune)
+            mask.view(-1)[topk.indices] = 0
+        return mask
+
+    @classmethod
+    def apply(cls, module, name, amount):
+        return super().apply(module, name, amount=amount)
+
+
+class L1Unstructured(BasePruningMethod):
+    """Prunes ``amount`` of the entries with the smallest absolute values."""
+
+    PRUNING_TYPE = "unstructured"
+
+    def __init__(self, amount) -> None:
+        _validate_pruning_amount_init(amount)
+        self.amount = amount
+
+    def compute_mask(self, t, default_mask):
+        tensor_size = t.nelement()
+        nparams_toprune = _compute_nparams_toprune(self.amount, tensor_size)
+        _validate_pruning_amount(nparams_toprune, tensor_size)
+        mask = default_mask.clone().contiguous()
+        if nparams_toprune != 0:
+            topk = _ops.topk(_ops.abs(t).reshape(-1), k=nparams_toprune, largest=False)
+            mask.view(-1)[topk.indices] = 0
+        return mask
+
+    @classmethod
+    def apply(cls, module, name, amount, importance_scores=None):
+        return super().apply(module, name, amount=amount, importance_scores=importance_scores)
+
+
+class RandomStructured(BasePruningMethod):
+    """Prunes ``amount`` of the channels along ``dim``, chosen at random."""
+
+    PRUNING_TYPE = "structured"
+
+    def __init__(self, amount, dim=-1) -> None:
+        _validate_pruning_amount_init(amount)
+        self.amount = amount
+        self.dim = dim
+
+    def compute_mask(self, t, default_mask):
+        _validate_structured_pruning(t)
+        _validate_pruning_dim(t, self.dim)
+        tensor_size = t.shape[self.dim]
+        nparams_toprune = _compute_nparams_toprune(self.amount, tensor_size)
+        _validate_pruning_amount(nparams_toprune, tensor_size)
+        if nparams_toprune == 0:
+            return default_mask
+        prob = _ops.rand(tensor_size)
+        threshold = _ops.kthvalue(prob, k=nparams_toprune).values
+        mask = _channel_mask(t, self.dim, prob > threshold)
+        mask *= default_mask.to(dtype=mask.dtype)
+        return mask
+
+    @classmethod
+    def apply(cls, module, name, amount, dim=-1):
+        return super().apply(module, name, amount=amount, dim=dim)
+
+
+class LnStructured(BasePruningMethod):
+    """Prunes ``amount`` of the channels along ``dim`` with the smallest ``n``-norm."""
+
+    PRUNING_TYPE = "structured"
+
+    def __init__(self, amount, n, dim=-1) -> None:
+        _validate_pruning_amount_init(amount)
+        self.amount = amount
+        self.n = n
+        self.dim = dim
+
+    def compute_mask(self, t, default_mask):
+        _validate_structured_pruning(t)
+        _validate_pruning_dim(t, self.dim)
+        tensor_size = t.shape[self.dim]
+        nparams_toprune = _compute_nparams_toprune(self.amount, tensor_size)
+        nparams_tokeep = tensor_size - nparams_toprune
+        _validate_pruning_amount(nparams_toprune, tensor_size)
+        norm = _compute_norm(t, self.n, self.dim)
+        topk = _ops.topk(norm, k=nparams_tokeep, largest=True)
+        if nparams_toprune == 0:
+            return default_mask
+        mask = _channel_mask(t, self.dim, topk.indices)
+        mask *= default_mask.to(dtype=mask.dtype)
+        return mask
+
+    @classmethod
+    def apply(cls, module, name, amount, n, dim, importance_scores=None):
+        return super().apply(module, name, amount=amount, n=n, dim=dim, importance_scores=importance_scores)
+
+
+class CustomFromMask(BasePruningMethod):
+    """Prunes with a given mask."""
+
+    PRUNING_TYPE = "global"
+
+    def __init__(self, mask) -> None:
+        self.mask = mask
+
+    def compute_mask(self, t, default_mask):
+        if default_mask.shape != self.mask.shape:
+            raise AssertionError(f"default_mask shape {default_mask.shape} must match self.mask shape "
+                                 f"{self.mask.shape}")
+        return default_mask * self.mask.to(dtype=default_mask.dtype)
+
+    @classmethod
+    def apply(cls, module, name, mask):
+        return super().apply(module, name, mask=mask)
+
+
+def _channel_mask(t, dim, select):
+    mask = _ops.zeros_like(t)
+    slc = [slice(None)] * len(t.shape)
+    slc[dim] = select
+    mask[tuple(slc)] = 1
+    return mask
+
+
+def identity(module, name):
+    Identity.apply(module, name)
+    return module
+
+
+def random_unstructured(module, name, amount):
+    RandomUnstructured.apply(module, name, amount)
+    return module
+
+
+def l1_unstructured(module, name, amount, importance_scores=None):
+    L1Unstructured.apply(module, name, amount=amount, importance_scores=importance_scores)
+    return module
+
+
+def random_structured(module, name, amount, dim):
+    RandomStructured.apply(module, name, amount, dim)
+    return module
+
+
+def ln_structured(module, name, amount, n, dim, importance_scores=None):
+    LnStructured.apply(module, name, amount, n, dim, importance_scores=importance_scores)
+    return module
+
+
+def global_unstructured(parameters, pruning_method, importance_scores=None, **kwargs) -> None:
+    """Prune the ``(module, name)`` pairs of ``parameters`` together, as one vector, with an
+    unstructured method (``prune.L1Unstructured``, ``amount=``)."""
+    if not isinstance(parameters, Iterable):
+        raise TypeError("global_unstructured(): parameters is not an Iterable")
+    importance_scores = importance_scores if importance_scores is not None else {}
+    if not isinstance(importance_scores, dict):
+        raise TypeError("global_unstructured(): importance_scores must be of type dict")
+    parameters = list(parameters)
+    relevant = parameters_to_vector([importance_scores.get((m, n), getattr(m, n)) for m, n in parameters])
+    default_mask = parameters_to_vector([getattr(m, n + "_mask", _ops.ones_like(getattr(m, n))) for m, n in parameters])
+    container = PruningContainer()
+    container._tensor_name = "temp"
+    method = pruning_method(**kwargs)
+    method._tensor_name = "temp"
+    if method.PRUNING_TYPE != "unstructured":
+        raise TypeError('Only "unstructured" PRUNING_TYPE supported for the `pruning_method`. Found method '
+                        f"{pruning_method} of type {method.PRUNING_TYPE}")
+    container.add_pruning_method(method)
+    final_mask = container.compute_mask(relevant, default_mask)
+    pointer = 0
+    for module, name in parameters:
+        param = getattr(module, name)
+        num_param = param.numel()
+        custom_from_mask(module, name, mask=final_mask[pointer:pointer + num_param].view_as(param))
+        pointer += num_param
+
+
+def custom_from_mask(module, name, mask):
+    CustomFromMask.apply(module, name, mask)
+    return module
+
+
+def remove(module, name):
+    """Make the pruning of ``module.<name>`` permanent and drop its hook, mask and ``_orig``."""
+    for k, hook in module._forward_pre_hooks.items():
+        if isinstance(hook, BasePruningMethod) and hook._tensor_name == name:
+            hook.remove(module)
+            del module._forward_pre_hooks[k]
+            return module
+    raise ValueError(f"Parameter '{name}' of module {module} has to be pruned before pruning can be removed")
+
+
+def is_pruned(module) -> bool:
+    """Whether any submodule of ``module`` has a pruning hook."""
+    for _, submodule in module.named_modules():
+        for hook in submodule._forward_pre_hooks.values():
+            if isinstance(hook, BasePruningMethod):
+                return True
+    return False
+
+
+def _validate_pruning_amount_init(amount) -> None:
+    if not isinstance(amount, numbers.Real):
+        raise TypeError(f"Invalid type for amount: {amount}. Must be int or float.")
+    if (isinstance(amount, numbers.Integral) and amount < 0) or (
+            not isinstance(amount, numbers.Integral) and (float(amount) > 1.0 or float(amount) < 0.0)):
+        raise ValueError(f"amount={amount} should either be a float in the range [0, 1] or a non-negative integer")
+
+
+def _validate_pruning_amount(amount, tensor_size) -> None:
+    if isinstance(amount, numbers.Integral) and amount > tensor_size:
+        raise ValueError(f"amount={amount} should be smaller than the number of parameters to prune={tensor_size}")
+
+
+def _validate_structured_pruning(t) -> None:
+    shape = t.shape
+    if len(shape) <= 1:
+        raise ValueError("Structured pruning can only be applied to multidimensional tensors. Found tensor of shape "
+                         f"{shape} with {len(shape)} dims")
+
+
+def _compute_nparams_toprune(amount, tensor_size):
+    if isinstance(amount, numbers.Integral):
+        return amount
+    return round(amount * tensor_size)
+
+
+def _validate_pruning_dim(t, dim) -> None:
+    if dim >= t.dim():
+        raise IndexError(f"Invalid index {dim} for tensor of size {t.shape}")
+
+
+def _compute_norm(t, n, dim):
+    dims = list(range(t.dim()))
+    if dim < 0:
+        dim = dims[dim]
+    dims.remove(dim)
+    return _ops.norm(t, p=n, dim=dims)
