@@ -31,7 +31,7 @@ LAYERS = (
       "ember.serialization", "ember.serialization.*", "ember.distributed", "ember.distributed.*", "ember.cuda",
       "ember.cuda.*", "ember.cpu", "ember.cpu.*", "ember.amp", "ember.amp.*", "ember.multiprocessing",
       "ember.multiprocessing.*", "ember.backends", "ember.backends.*", "ember.sparse", "ember.accelerator",
-      "ember.accelerator.*", "ember.jit", "ember.hub", "ember.onnx")),
+      "ember.accelerator.*", "ember.jit", "ember.hub", "ember.onnx", "ember.linalg")),
     ("the package front, CLI, testing", ("ember", "ember.__main__", "ember.cli", "ember.testing", "ember.testing.*")),
 )
 

@@ -7,8 +7,8 @@ also ``Tensor`` methods (see :mod:`ember._methods`).
 from __future__ import annotations
 
 from .. import _plugins
-from . import (arithmetic, comparison, copy, creation, indexing, linalg, nn, optim, pointwise, primitives, random,
-               reduction, shape, sparse, unary, views)
+from . import (arithmetic, comparison, copy, creation, indexing, linalg, linalg_api, linalg_more, nn, optim, pointwise,
+               primitives, random, reduction, shape, sparse, unary, views)
 from .arithmetic import *  # noqa: F401,F403
 from .comparison import *  # noqa: F401,F403
 from .copy import *  # noqa: F401,F403
@@ -16,6 +16,8 @@ from .creation import *  # noqa: F401,F403
 from .declare import composite, defop
 from .indexing import *  # noqa: F401,F403
 from .linalg import *  # noqa: F401,F403
+from .linalg_api import *  # noqa: F401,F403
+from .linalg_more import *  # noqa: F401,F403
 from .nn import *  # noqa: F401,F403
 from .pointwise import *  # noqa: F401,F403
 from .random import *  # noqa: F401,F403
@@ -26,8 +28,8 @@ from .unary import *  # noqa: F401,F403
 from .views import *  # noqa: F401,F403
 
 #: the op families, whose ``__all__`` lists make up this package's public names
-FAMILIES = (arithmetic, comparison, unary, pointwise, reduction, indexing, shape, views, linalg, copy, nn, creation,
-            random)
+FAMILIES = (arithmetic, comparison, unary, pointwise, reduction, indexing, shape, views, linalg, linalg_api,
+            linalg_more, copy, nn, creation, random)
 
 # the op functions (the registry and the declaration API are attributes of ember.ops, not ember)
 __all__ = sorted({name for fam in FAMILIES for name in fam.__all__})
