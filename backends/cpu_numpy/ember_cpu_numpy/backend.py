@@ -21,7 +21,7 @@ from ember.backend import make_tensor as _make
 from . import kernels
 from .arrays import ember_dtype, nd, wrap  # noqa: F401  (nd, wrap: the documented kernel helpers)
 from .kernels import OUT_KERNELS  # noqa: F401
-from .kernels import rnn
+from .kernels import factorizations, rnn
 
 NUMPY = kernels.numpy_namespace()
 
@@ -77,7 +77,7 @@ class NumpyGenerator(BackendGenerator):
 class NumpyBackend(Backend):
     """Device ``cpu``: numpy arrays in host memory."""
 
-    KERNELS = {**kernels.build_table(NUMPY), **rnn.KERNELS}
+    KERNELS = {**kernels.build_table(NUMPY), **rnn.KERNELS, **factorizations.KERNELS}
     out_kernels = OUT_KERNELS
     dtypes = frozenset(d.name for d in D.ALL_DTYPES)
 
