@@ -193,8 +193,8 @@ def _host_run(op, dev, args):
     harg = tuple(be.to_numpy(a) if isinstance(a, Tensor) else a for a in args)
     out = op.host(*harg)
     if isinstance(out, tuple):
-        return tuple(be.from_numpy(np.ascontiguousarray(o), dev) for o in out)
-    return be.from_numpy(np.ascontiguousarray(out), dev)
+        return tuple(be.from_numpy(np.asarray(o, order="C"), dev) for o in out)
+    return be.from_numpy(np.asarray(out, order="C"), dev)  # (ascontiguousarray would make a 0-d array 1-d)
 
 
 _warned: set = set()
