@@ -76,9 +76,7 @@ def cholesky_solve(input, input2, upper=False):
     check_matrix("cholesky_solve", B, "B")
     check_square("cholesky_solve", L, "L")
     check_same_dtype("cholesky_solve", L, B)
-    if upper:
-        return LF.solve_triangular_k(L, LF.solve_triangular_k(mH(L), B, False), True)
-    return LF.solve_triangular_k(mH(L), LF.solve_triangular_k(L, B, False), True)
+    return LF.cholesky_solve_k(B, L, upper)
 
 
 @composite("cholesky_inverse")
@@ -127,7 +125,10 @@ def solve_ex(A, B, *, left=True, check_errors=False):
     check_float("linalg.solve", A)
     check_same_dtype("linalg.solve", A, B)
     vec = _is_vector_rhs(A, B)
-    Bm = (B.unsqueeze(-1) if left else B.unsqueeze(-2)) if vec else B
+    if vec and not left:
+        raise RuntimeError("linalg.solve: Vector broadcasting of the left hand side is not supported for left=False. "
+                           "In this case linalg.solve is equivalent to B / A.squeeze(-1)")
+    Bm = B.unsqueeze(-1) if vec else B
     n = A._shape[-1]
     if (Bm._shape[-2] if left else Bm._shape[-1]) != n:
         eq = "AX = B" if left else "XA = B"
@@ -319,20 +320,6 @@ def lu_factor(A, *, pivot=True):
     return RT.linalg_lu_factor(LU, piv)
 
 
-def _perm_matrix(pivots, m, dtype, device):
-    """P with ``A = P L U`` from LAPACK's 1-based sequential row swaps."""
-    k = pivots._shape[-1]
-    perm = CR.arange(m, device=device).expand(pivots._shape[:-1] + (m,)).clone()
-    for i in range(k):
-        j = pivots.narrow(-1, i, 1).long() - 1
-        pi = perm.narrow(-1, i, 1).clone()
-        pj = perm.gather(-1, j)
-        perm.narrow(-1, i, 1).copy_(pj)
-        perm.scatter_(-1, j, pi)
-    rows = CR.arange(m, device=device).unsqueeze(-1)
-    return (perm.unsqueeze(-2) == rows).to(dtype)
-
-
 @composite("lu_unpack", method=False)
 def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
     """``(P, L, U)`` from ``lu_factor``'s packed result (empty tensors for what is not unpacked)."""
@@ -344,7 +331,7 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
         eye = CR.eye(m, k, dtype=LU_data._dtype, device=LU_data._device)
         L = LU_data.narrow(-1, 0, k).tril(-1) + eye
         U_ = LU_data.narrow(-2, 0, k).triu()
-    P = _perm_matrix(LU_pivots, m, LU_data._dtype, LU_data._device) if unpack_pivots else e
+    P = LF.perm_matrix(LU_pivots, m, LU_data._dtype, LU_data._device) if unpack_pivots else e
     return RT.lu_unpack(P, L, U_)
 
 
@@ -363,7 +350,7 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False):
     check_square("linalg.lu_solve", LU, "LU")
     check_matrix("linalg.lu_solve", B, "B")
     check_same_dtype("linalg.lu_solve", LU, B)
-    P = _perm_matrix(pivots, LU._shape[-1], LU._dtype, LU._device)
+    P = LF.perm_matrix(pivots, LU._shape[-1], LU._dtype, LU._device)
     T = LF.solve_triangular_k
     if left and not adjoint:
         return T(LU, T(LU, P.mT.matmul(B), False, True, True), True, True, False)

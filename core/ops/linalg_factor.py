@@ -158,7 +158,7 @@ def _qr_bw(ctx, g):
 
 
 @defop("_linalg_qr", backward=_qr_bw, saves=(), save_output=True, out=False, method=False, group="linalg",
-       host=H.qr)
+       materialize=False, host=H.qr)
 def qr_k(A, mode="reduced"):
     """``(Q, R)`` (mode 'reduced', 'complete' or 'r', which gives an empty Q)."""
     return A._device, (A, mode), (A,)
@@ -181,14 +181,16 @@ def _eigh_bw(ctx, g):
     n = L._shape[-1]
     eye = CR.eye(n, dtype=D.bool, device=L._device)
     E = E.where(~eye, 1.0)
-    inner = (_mm(mH(V), gV) / E).where(~eye, 0.0)
+    VhgV = _mm(mH(V), gV)
+    # the skew-Hermitian part (PyTorch's): the gradient is Hermitian, as the input is taken to be
+    inner = ((VhgV - mH(VhgV)) * 0.5 / E).where(~eye, 0.0)
     if gL is not None:
         inner = inner + gL.to(inner._dtype).diag_embed()
     return (_mm(_mm(V, inner), mH(V)),)
 
 
 @defop("_linalg_eigh", backward=_eigh_bw, saves=(), save_output=True, out=False, method=False, group="linalg",
-       host=H.eigh)
+       materialize=False, host=H.eigh)
 def eigh_k(A, UPLO="L", compute_v=True):
     """``(eigenvalues, eigenvectors)`` of the Hermitian matrix given by the ``UPLO`` triangle of
     ``A``, ascending; without ``compute_v`` an empty second result."""
@@ -240,7 +242,7 @@ def _svd_bw(ctx, g):
 
 
 @defop("_linalg_svd", backward=_svd_bw, saves=(), save_output=True, out=False, method=False, group="linalg",
-       host=H.svd)
+       materialize=False, host=H.svd)
 def svd_k(A, full_matrices=True, compute_uv=True):
     """``(U, S, Vh)``; without ``compute_uv`` empty U and Vh."""
     return A._device, (A, bool(full_matrices), bool(compute_uv)), (A,)
@@ -248,7 +250,40 @@ def svd_k(A, full_matrices=True, compute_uv=True):
 
 # -- LU ------------------------------------------------------------------------------------------------
 
-@defop("_linalg_lu_factor_ex", out=False, method=False, group="linalg", host=H.lu_factor_ex)
+def perm_matrix(pivots, m, dtype, device):
+    """P with ``A = P L U`` from LAPACK's 1-based sequential row swaps."""
+    k = pivots._shape[-1]
+    perm = CR.arange(m, device=device).expand(pivots._shape[:-1] + (m,)).clone()
+    for i in range(k):
+        j = pivots.narrow(-1, i, 1).long() - 1
+        pi = perm.narrow(-1, i, 1).clone()
+        pj = perm.gather(-1, j)
+        perm.narrow(-1, i, 1).copy_(pj)
+        perm.scatter_(-1, j, pi)
+    rows = CR.arange(m, device=device).unsqueeze(-1)
+    return (perm.unsqueeze(-2) == rows).to(dtype)
+
+
+def _lu_factor_bw(ctx, g):
+    A = ctx.args[0]
+    LU, piv = ctx.out[0], ctx.out[1]
+    gLU = g[0]
+    if gLU is None:
+        return (None,)
+    m, n = A.shape[-2:]
+    if m != n:
+        raise NotImplementedError("linalg.lu_factor: ember differentiates the LU factorization of square matrices only "
+                                  f"(got {m} by {n} matrices)")
+    P = perm_matrix(piv, m, LU._dtype, LU._device)
+    L = LU.tril(-1) + CR.eye(m, dtype=LU._dtype, device=LU._device)
+    U_ = LU.triu()
+    phi = _mm(mH(L), gLU.tril(-1)).tril(-1) + _mm(gLU.triu(), mH(U_)).triu()
+    gA = _mm(P, solve_triangular_k(mH(L), phi, True, True, True))
+    return (solve_triangular_k(mH(U_), gA, False, False, False),)
+
+
+@defop("_linalg_lu_factor_ex", backward=_lu_factor_bw, saves=(), save_output=(0, 1), out=False, method=False,
+       group="linalg", host=H.lu_factor_ex)
 def lu_factor_ex_k(A, pivot=True):
     """``(LU, pivots, info)``: LAPACK getrf's packed factors, 1-based int32 pivots, info."""
     return A._device, (A, bool(pivot)), (A,)
@@ -317,11 +352,26 @@ def solve_ex_k(A, B, left=True):
 
 # -- determinants --------------------------------------------------------------------------------------
 
+def _exclusive_prod(s):
+    """``prod_{j != i} s_j`` along the last dim, without dividing (zeros allowed)."""
+    one = CR.ones(s._shape[:-1] + (1,), dtype=s._dtype, device=s._device)
+    pre = SH.cat([one, s.narrow(-1, 0, s._shape[-1] - 1)], -1).cumprod(-1)
+    rs = s.flip(-1)
+    suf = SH.cat([one, rs.narrow(-1, 0, s._shape[-1] - 1)], -1).cumprod(-1).flip(-1)
+    return pre * suf
+
+
 def _det_bw(ctx, g):
     A = ctx.args[0]
     d = ctx.out
-    Ai = inv_ex_k(A)[0]
-    return ((g * conj(d)).unsqueeze(-1).unsqueeze(-1) * mH(Ai),)
+    gd = (g * conj(d)).unsqueeze(-1).unsqueeze(-1)
+    if not bool((d == 0).any()):
+        return (gd * mH(inv_ex_k(A)[0]),)
+    # a singular matrix: the cofactor matrix through the SVD, adj(A)^H = det(U) det(V) U adj(S) Vh
+    U_, S, Vh = svd_k(A, False, True)
+    sign = (det_k(U_.detach()) * det_k(Vh.detach())).unsqueeze(-1).unsqueeze(-1)
+    cof = _mm(_scale_cols(U_, _exclusive_prod(S).to(U_._dtype)), Vh) * sign
+    return (g.unsqueeze(-1).unsqueeze(-1) * conj(cof),)
 
 
 @defop("_linalg_det", backward=_det_bw, save_output=True, out=False, method=False, group="linalg", host=H.det)
@@ -342,3 +392,31 @@ def _slogdet_bw(ctx, g):
 def slogdet_k(A):
     """``(sign, log|det|)``."""
     return A._device, (A,), (A,)
+
+
+# -- Cholesky solve ------------------------------------------------------------------------------------
+
+def _cholesky_solve_decomp(B, L, upper):
+    if upper:
+        return solve_triangular_k(L, solve_triangular_k(mH(L), B, False), True)
+    return solve_triangular_k(mH(L), solve_triangular_k(L, B, False), True)
+
+
+def _cholesky_solve_bw(ctx, g):
+    B, L, upper = ctx.args
+    X = ctx.out
+    gB = cholesky_solve_k(g, L, upper)
+    gL = None
+    if ctx.needs_input_grad[1]:
+        common = _mm(gB, mH(X))
+        common = common + mH(common)
+        gL = -_mm(L, common) if upper else -_mm(common, L)
+    return (gB if ctx.needs_input_grad[0] else None, gL)
+
+
+@defop("_cholesky_solve", decomposition=_cholesky_solve_decomp, backward=_cholesky_solve_bw, saves=(1,),
+       save_output=True, out=False, method=False, group="linalg")
+def cholesky_solve_k(B, L, upper=False):
+    """X with ``L L^H X = B`` (``U^H U X = B`` with ``upper``), reading the factor's triangle; its
+    gradient is PyTorch's, which treats the factor as a full matrix (the ``L L^H`` it stands for)."""
+    return L._device, (B, L, bool(upper)), (B, L)

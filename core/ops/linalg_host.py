@@ -59,37 +59,34 @@ def lu_factor_ex(a, pivot=True):
     return A.reshape(a.shape), piv.reshape(batch + (k,)), info.reshape(batch)
 
 
-def _chol_info(a):
-    """The order of the first leading minor of each matrix that is not positive-definite (0 if
-    none): the error path only."""
-    A, batch = _flat(a)
-    info = np.zeros(A.shape[0], np.int32)
-    for i in range(A.shape[0]):
-        for k in range(1, A.shape[-1] + 1):
-            try:
-                np.linalg.cholesky(A[i, :k, :k])
-            except np.linalg.LinAlgError:
-                info[i] = k
-                break
-    return info.reshape(batch)
+def _potf2(a):
+    """LAPACK potf2's unblocked lower Cholesky of one matrix, stopping where it fails as LAPACK
+    does (the failing diagonal entry holds its updated value, the rest of the input is left):
+    ``(lower triangle, info)``."""
+    A = np.tril(np.array(a, copy=True))
+    for j in range(A.shape[-1]):
+        ajj = A[j, j] - np.vdot(A[j, :j], A[j, :j])
+        if not np.real(ajj) > 0:
+            A[j, j] = ajj
+            return A, j + 1
+        ajj = np.sqrt(ajj)
+        A[j, j] = ajj
+        A[j + 1:, j] = (A[j + 1:, j] - A[j + 1:, :j] @ np.conj(A[j, :j])) / ajj
+    return A, 0
 
 
 def cholesky_ex(a, upper=False):
     """``(L, info)``: the Cholesky factor from the lower triangle of ``a`` (its conjugate
     transpose with ``upper``); info = the order of the first leading minor that is not
-    positive-definite, whose factor is NaN."""
+    positive-definite, where the factor holds LAPACK's partial result."""
     try:
         L = np.linalg.cholesky(a)
         info = np.zeros(a.shape[:-2], np.int32)
     except np.linalg.LinAlgError:
-        info = _chol_info(a)
         A, batch = _flat(a)
-        L = np.full(A.shape, np.nan, dtype=A.dtype)
-        fi = info.reshape(-1)
-        ok = fi == 0
-        if ok.any():
-            L[ok] = np.linalg.cholesky(A[ok])
-        L = L.reshape(a.shape)
+        parts = [_potf2(m) for m in A]
+        L = np.stack([p[0] for p in parts]).reshape(a.shape)
+        info = np.array([p[1] for p in parts], np.int32).reshape(batch)
     return (_mH(L) if upper else L), info
 
 

@@ -17,7 +17,7 @@ from . import linalg_api as LAPI
 from . import linalg_factor as LF
 from . import reduction as R
 from . import shape as SH
-from .declare import composite
+from .declare import composite, defop
 from .linalg_factor import check_float, check_matrix, check_square, mH
 
 __all__ = ["matrix_exp", "pinverse"]
@@ -123,12 +123,7 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian=False):
     return (S > _tol(S, atol, rtol, *A._shape[-2:])).sum(-1)
 
 
-@composite("linalg_pinv", method=False)
-def pinv(A, *, atol=None, rtol=None, hermitian=False):
-    """The Moore-Penrose pseudo-inverse, singular values below ``max(atol, rtol * S_max)`` taken
-    as zero."""
-    check_matrix("linalg.pinv", A)
-    check_float("linalg.pinv", A, "linalg_svd_cpu")
+def _pinv_decomp(A, atol, rtol, hermitian):
     if hermitian:
         L, V = LAPI.eigh(A)
         tol = _tol(L.abs(), atol, rtol, *A._shape[-2:])
@@ -138,6 +133,38 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False):
     tol = _tol(S, atol, rtol, *A._shape[-2:])
     Si = (1 / S).where(S > tol, 0.0)
     return (mH(Vh) * Si.unsqueeze(-2)).matmul(mH(U_))
+
+
+def _pinv_bw(ctx, g):
+    """PyTorch's formula (well-defined where the rank does not change), in ember ops."""
+    A = ctx.args[0]
+    P = ctx.out
+    m, n = A._shape[-2:]
+    Ph, gh = mH(P), mH(g)
+    if m <= n:
+        K = gh.matmul(P)
+        KPh = K.matmul(Ph)
+        return (-mH(P.matmul(K)) + KPh - A.matmul(P).matmul(KPh) + Ph.matmul(P).matmul(gh - K.matmul(A)),)
+    K = P.matmul(gh)
+    PhK = Ph.matmul(K)
+    return (-mH(K.matmul(P)) + (gh - A.matmul(K)).matmul(P).matmul(Ph) + PhK - PhK.matmul(P).matmul(A),)
+
+
+@defop("_linalg_pinv", decomposition=_pinv_decomp, backward=_pinv_bw, save_output=True, out=False, method=False,
+       group="linalg")
+def _pinv_k(A, atol=None, rtol=None, hermitian=False):
+    """The pseudo-inverse (through the SVD, or eigh with ``hermitian``), differentiated with
+    PyTorch's pinv formula."""
+    return A._device, (A, atol, rtol, bool(hermitian)), (A,)
+
+
+@composite("linalg_pinv", method=False)
+def pinv(A, *, atol=None, rtol=None, hermitian=False):
+    """The Moore-Penrose pseudo-inverse, singular values below ``max(atol, rtol * S_max)`` taken
+    as zero."""
+    check_matrix("linalg.pinv", A)
+    check_float("linalg.pinv", A, "linalg_svd_cpu")
+    return _pinv_k(A, atol, rtol, hermitian)
 
 
 @composite("pinverse")
@@ -179,7 +206,7 @@ def lstsq(A, B, rcond=None, *, driver=None):
         X = X.squeeze(-1)
         res = res.squeeze(-1) if res.numel() else res
     return RT.linalg_lstsq(X, res, rank if driver != "gels" else CR.empty(0, dtype=D.int64, device=A._device),
-                           S if driver in ("gelsd", "gelss") else e)
+                           S.detach() if driver in ("gelsd", "gelss") else e)
 
 
 # -- matrix functions --------------------------------------------------------------------------------------

@@ -47,13 +47,15 @@ class OpDef:
     """
 
     __slots__ = ("name", "fn", "inplace_fn", "meta", "decomposition", "backward", "saves", "save_output",
-                 "differentiable", "composite", "result", "method", "group", "node_name", "plugin", "doc", "host")
+                 "differentiable", "composite", "result", "method", "group", "node_name", "plugin", "doc", "host",
+                 "materialize")
 
     def __init__(self, name, fn=None, meta=None, decomposition=None, backward=None, saves=ALL,
                  save_output=False, differentiable=None, group="", plugin="", doc="", composite=False,
-                 result=None, method=False, host=None):
+                 result=None, method=False, host=None, materialize=True):
         self.name = name
         self.host = host
+        self.materialize = materialize
         self.fn = fn
         self.inplace_fn = None
         self.meta = meta
@@ -108,7 +110,7 @@ def tensors_in(args) -> list:
 
 def register_op(name: str, fn: Callable | None = None, *, meta=None, decomposition=None, backward=None,
                 saves=ALL, save_output=False, differentiable=None, group="", plugin="", doc="", composite=False,
-                result=None, method=False, replace=False, host=None) -> OpDef:
+                result=None, method=False, replace=False, host=None, materialize=True) -> OpDef:
     """Enter an op into :data:`OPS` (the low-level step of :func:`ember.ops.declare.defop`, which
     also builds the front ends). ``backward(ctx, grad)`` returns one gradient per tensor input
     (None where not needed: ``ctx.needs_input_grad[i]``), reading ``ctx.args`` (the kernel
@@ -121,12 +123,15 @@ def register_op(name: str, fn: Callable | None = None, *, meta=None, decompositi
     reduced and cast back to each input by the engine. ``host`` is the op's host path: a function
     of the kernel arguments with numpy arrays for tensors, returning an array or a tuple of
     arrays, run (copying through the host) where the backend has no kernel and the op no
-    decomposition.
+    decomposition. ``materialize=False``: the backward of an op with several outputs receives
+    None, not zeros, for the outputs that got no gradient (the factorizations' formulas tell an
+    unused factor from a zero gradient, as PyTorch's undefined gradients do).
     """
     if name in OPS and not replace:
         raise ValueError(f"op {name!r} is already registered (by {OPS[name].plugin or 'ember'})")
     op = OpDef(name, fn, meta, decomposition, backward, saves, save_output, differentiable, group, plugin,
-               doc or (fn.__doc__ if fn is not None and fn.__doc__ else ""), composite, result, method, host)
+               doc or (fn.__doc__ if fn is not None and fn.__doc__ else ""), composite, result, method, host,
+               materialize)
     OPS[name] = op
     return op
 

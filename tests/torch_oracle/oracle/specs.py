@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from .specs_elementwise import ELEMENTWISE
+from .specs_factor import FACTOR
 from .specs_functional import ACTIVATIONS, LOSSES
 from .specs_functional_nn import LAYERS
 from .specs_index import INDEX
@@ -11,7 +12,7 @@ from .specs_shape import SHAPE
 
 __all__ = ["OP_SPECS", "FUNCTIONAL_SPECS"]
 
-OP_SPECS = {**ELEMENTWISE, **REDUCE, **SHAPE, **INDEX, **LINALG}
+OP_SPECS = {**ELEMENTWISE, **REDUCE, **SHAPE, **INDEX, **LINALG, **FACTOR}
 
 
 def _prefixed(call):
