@@ -224,3 +224,12 @@ def test_coverage_table_reports_host_ops():
     t = coverage_table("cpu_numpy")
     assert "host (numpy, copied through the host): -" in t  # cpu_numpy implements them all
     assert "_linalg_svd" in t.split("native:")[1].split("\n")[0]
+
+
+def test_empty_matrices():
+    LU, piv = L.lu_factor(ember.zeros(0, 0))
+    assert LU.shape == (0, 0) and piv.shape == (0,) and piv.dtype == ember.int32
+    assert L.det(ember.zeros(0, 0)).item() == 1.0
+    assert L.inv(ember.zeros(0, 3, 3)).shape == (0, 3, 3)
+    assert L.cond(ember.zeros(0, 0)).item() == 0.0
+    assert L.svdvals(ember.zeros(2, 0, 3)).shape == (2, 0)

@@ -23,7 +23,8 @@ def _mH(a):
 
 def _flat(a):
     """``a`` as a (B, m, n) array (a copy) and its batch shape."""
-    return np.array(a.reshape((-1,) + a.shape[-2:]), copy=True), a.shape[:-2]
+    batch = a.shape[:-2]
+    return np.array(a.reshape((int(np.prod(batch)),) + a.shape[-2:]), copy=True), batch
 
 
 def lu_factor_ex(a, pivot=True):

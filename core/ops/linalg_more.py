@@ -91,6 +91,8 @@ def cond(A, p=None):
     """The condition number in norm ``p`` (the 2-norm's ratio of extreme singular values by
     default; inf for a singular matrix in the other norms)."""
     check_matrix("linalg.cond", A)
+    if A.numel() == 0:  # PyTorch's answer for empty matrices
+        return CR.zeros(A._shape[:-2], dtype=A._dtype, device=A._device)
     if p is None or p in (2, -2):
         s = LAPI.svdvals(A)
         return s.amax(-1) / s.amin(-1) if p != -2 else s.amin(-1) / s.amax(-1)
