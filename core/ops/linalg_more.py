@@ -195,10 +195,9 @@ def lstsq(A, B, rcond=None, *, driver=None):
     if Bm._shape[-2] != m:
         raise RuntimeError("torch.linalg.lstsq: input.size(-2) should match other.size(-2)")
     rt = rcond if rcond is not None and rcond > 0 else D.finfo(A._dtype).eps * max(m, n)
-    U_, S, Vh = LAPI.linalg_svd(A, False)
+    X = _pinv_k(A, None, rt, False).matmul(Bm)  # differentiated with pinv's formula
+    S = LAPI.svdvals(A.detach())
     tol = S.amax(-1, keepdim=True) * rt if S._shape[-1] else S
-    Si = (1 / S).where(S > tol, 0.0)
-    X = (mH(Vh) * Si.unsqueeze(-2)).matmul(mH(U_).matmul(Bm))
     rank = (S > tol).sum(-1)
     e = CR.empty(0, dtype=A._dtype, device=A._device)
     res = e
@@ -208,7 +207,7 @@ def lstsq(A, B, rcond=None, *, driver=None):
         X = X.squeeze(-1)
         res = res.squeeze(-1) if res.numel() else res
     return RT.linalg_lstsq(X, res, rank if driver != "gels" else CR.empty(0, dtype=D.int64, device=A._device),
-                           S.detach() if driver in ("gelsd", "gelss") else e)
+                           S if driver in ("gelsd", "gelss") else e)
 
 
 # -- matrix functions --------------------------------------------------------------------------------------

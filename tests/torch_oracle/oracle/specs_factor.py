@@ -31,8 +31,8 @@ def matrices(draw, kind="wc", shape=None, dtypes=F):
         a = a + 3 * n * np.eye(n)
     elif kind == "spd":
         a = a @ np.swapaxes(a, -1, -2) + n * np.eye(n)
-    elif kind == "sym":
-        a = a + np.swapaxes(a, -1, -2)
+    elif kind == "sym":  # distinct eigenvalues: the gradient is well-defined
+        a = a + np.swapaxes(a, -1, -2) + np.diag(3.0 * np.arange(1, n + 1))
     elif kind == "signed":  # well-conditioned, with a negative determinant half of the time
         a = a + 3 * n * np.eye(n)
         if draw(st.booleans()):
@@ -157,9 +157,11 @@ def _misc(draw, op):
         return Call(op, "linalg.multi_dot", ([draw(tensors((dt,), shape=s, special=False))
                                               for s in ((3,), (3, 2), (2, 4), (4, 2))],))
     if op == "linalg_householder_product":
-        a = draw(tensors(F, shape=(4, 3), low=-1, high=1, special=False))
-        return Call(op, "linalg.householder_product", (a, draw(tensors((a.dtype,), shape=(2,), low=0, high=1,
-                                                                          special=False))))
+        # PyTorch's gradient formula inverts each reflector I - tau v v^H (NaN where tau |v|^2 = 1,
+        # tau = 0): |v|^2 <= 1.75 and tau in [0.1, 0.5] keep them invertible
+        a = draw(tensors(F, shape=(4, 3), low=-0.5, high=0.5, special=False))
+        tau = T(draw(st.lists(st.floats(0.1, 0.5), min_size=2, max_size=2)), a.dtype)
+        return Call(op, "linalg.householder_product", (a, tau))
     if op == "linalg_vander":
         return Call(op, "linalg.vander", (draw(tensors(F, shape=(3,), low=-2, high=2, special=False)),))
     if op == "linalg_diagonal":
