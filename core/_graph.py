@@ -145,13 +145,18 @@ class OpNode(Node):
             raise RuntimeError(f"{self.name()}: the output was not saved for backward")
         if _grad.enabled:  # double backward: the output carries this node's history
             if isinstance(o, tuple):
-                return o
-            a = _alias(o, o._shape, o._stride, o._offset)
-            a._base = None
-            a._requires_grad = True
-            a._grad_fn = self
-            return a
+                return tuple(self._with_history(x, i) if x is not None and x._dtype.category >= 2 else x
+                             for i, x in enumerate(o))
+            return self._with_history(o, 0)
         return o
+
+    def _with_history(self, o, i):
+        a = _alias(o, o._shape, o._stride, o._offset)
+        a._base = None
+        a._requires_grad = True
+        a._grad_fn = self
+        a._output_nr = i
+        return a
 
     def _check_freed(self):
         if self._freed:

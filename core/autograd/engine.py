@@ -339,7 +339,7 @@ def run(roots, retain_graph, create_graph, capture, accumulate, user_grads=None)
 def _materialize(node, grads):
     """Zero gradients for outputs that received none (multi-output nodes)."""
     metas = getattr(node, "out_meta", None)
-    if metas is None:
+    if metas is None or not getattr(getattr(node, "op", None), "materialize", True):
         return grads
     out = list(grads)
     for i, g in enumerate(out):

@@ -7,8 +7,8 @@ also ``Tensor`` methods (see :mod:`ember._methods`).
 from __future__ import annotations
 
 from .. import _plugins
-from . import (arithmetic, comparison, copy, creation, indexing, linalg, nn, optim, pointwise, primitives, random,
-               reduction, shape, sparse, unary, views)
+from . import (arithmetic, comparison, copy, creation, indexing, linalg, linalg_api, linalg_more, nn, optim, pointwise,
+               primitives, random, reduction, shape, sparse, unary, views)
 from . import combinatorics, distances, floatbits
 from .arithmetic import *  # noqa: F401,F403
 from .combinatorics import *  # noqa: F401,F403
@@ -20,6 +20,8 @@ from .distances import *  # noqa: F401,F403
 from .floatbits import *  # noqa: F401,F403
 from .indexing import *  # noqa: F401,F403
 from .linalg import *  # noqa: F401,F403
+from .linalg_api import *  # noqa: F401,F403
+from .linalg_more import *  # noqa: F401,F403
 from .nn import *  # noqa: F401,F403
 from .pointwise import *  # noqa: F401,F403
 from .random import *  # noqa: F401,F403
@@ -30,8 +32,8 @@ from .unary import *  # noqa: F401,F403
 from .views import *  # noqa: F401,F403
 
 #: the op families, whose ``__all__`` lists make up this package's public names
-FAMILIES = (arithmetic, comparison, unary, pointwise, reduction, indexing, shape, views, linalg, copy, nn, creation,
-            random, floatbits, combinatorics, distances)
+FAMILIES = (arithmetic, comparison, unary, pointwise, reduction, indexing, shape, views, linalg, linalg_api,
+            linalg_more, copy, nn, creation, random, floatbits, combinatorics, distances)
 
 # the op functions (the registry and the declaration API are attributes of ember.ops, not ember)
 __all__ = sorted({name for fam in FAMILIES for name in fam.__all__})

@@ -48,7 +48,7 @@ RESULT_RULES = (None, "elementwise", "first")
 
 def defop(name: str, meta=None, *, decomposition=None, backward=None, saves=ALL, save_output=False,
           differentiable=None, result=None, inplace=False, out=True, exact_dtype=False, returns=None, method=True,
-          group="", doc="", module=None, plugin="", replace=False):
+          group="", doc="", module=None, plugin="", replace=False, host=None, materialize=True):
     """Declare a kernel op whose ``meta`` returns ``(device, kernel_args, inputs)`` (see the
     module docstring); returns the public function. Without ``meta`` it is a decorator for it.
 
@@ -56,12 +56,16 @@ def defop(name: str, meta=None, *, decomposition=None, backward=None, saves=ALL,
     argument; ``exact_dtype``: ``out=`` and in-place targets must have the result's dtype (as
     PyTorch's ``float_power`` and the predicates), instead of any dtype it can be cast to;
     ``returns``: a named tuple type the kernel's tuple of results is wrapped in (``sort`` returns
-    ``(values, indices)``)."""
+    ``(values, indices)``); ``host``: the op's host path, a function of the kernel arguments on
+    numpy arrays, run through the host where the backend has no kernel and the op no
+    decomposition (see :func:`ember.ops.registry.dispatch`); ``materialize=False``: the backward
+    gets None, not zeros, for outputs that received no gradient."""
     if meta is None:
         return lambda m: defop(name, m, decomposition=decomposition, backward=backward, saves=saves,
                                save_output=save_output, differentiable=differentiable, result=result, inplace=inplace,
                                out=out, exact_dtype=exact_dtype, returns=returns, method=method, group=group, doc=doc,
-                               module=module or _caller_module(), plugin=plugin, replace=replace)
+                               module=module or _caller_module(), plugin=plugin, replace=replace,
+                               host=host, materialize=materialize)
     if result not in RESULT_RULES:
         raise ValueError(f"defop {name!r}: result must be one of {RESULT_RULES}, got {result!r}")
     if result is not None and backward is None and differentiable is not False and decomposition is not None:
@@ -71,7 +75,7 @@ def defop(name: str, meta=None, *, decomposition=None, backward=None, saves=ALL,
     op = register_op(name, meta=meta, decomposition=decomposition, backward=backward, saves=saves,
                      save_output=save_output, differentiable=differentiable, group=group, plugin=plugin,
                      doc=doc or meta.__doc__ or "", result=None if exact_dtype else result, method=method,
-                     replace=replace)
+                     replace=replace, host=host, materialize=materialize)
     return _fronts(op, meta, False, out, inplace, exact_dtype, module or _caller_module(), returns)
 
 

@@ -8,6 +8,7 @@ from .. import _dtype as D
 from .._tensor import Tensor
 from . import _args as U
 from . import creation as CR
+from . import linalg_api as LAPI
 from . import shape as SH
 from ._binary import saves_other
 from .declare import composite, defop
@@ -234,13 +235,13 @@ addmm_, addmv_, addr_, baddbmm_, addbmm_ = addmm.inplace, addmv.inplace, addr.in
 
 @composite("matrix_power", out=False)
 def matrix_power(input, n: int):
-    """``input`` (a square matrix or a batch of them) multiplied by itself ``n`` times (n >= 0;
-    negative powers need an inverse, which ember does not have yet)."""
+    """``input`` (a square matrix or a batch of them) multiplied by itself ``n`` times (a negative
+    ``n``: its inverse, ``n`` times)."""
     if input.dim() < 2 or input._shape[-1] != input._shape[-2]:
         raise RuntimeError(f"linalg.matrix_power: A must be batches of square matrices, but they are "
                            f"{' by '.join(str(s) for s in input._shape[-2:])} matrices ({U.desc(input)})")
     if n < 0:
-        raise NotImplementedError("matrix_power: negative powers need a matrix inverse, which ember does not have yet")
+        return matrix_power(LAPI.inv(input), -n)
     if n == 0:
         eye = CR.eye(input._shape[-1], dtype=input._dtype, device=input._device)
         # selected over the input, so that it is differentiable (a zero gradient), as in PyTorch

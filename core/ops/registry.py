@@ -8,15 +8,20 @@ shapes, dtypes and devices), then calls :func:`dispatch`:
 
 1. if grad mode is on and an input requires grad, the op is recorded (one node for an op with a
    backward formula; an op without one runs its decomposition and is differentiated through it);
-2. the device's kernel runs if the backend has one; else the decomposition; else, with
-   ``EMBER_CPU_FALLBACK=1``, the op runs on cpu with a one-time warning; else
-   ``NotImplementedError`` naming the op, the backend and what would provide it.
+2. the device's kernel runs if the backend has one; else the decomposition; else the op's
+   declared **host path** (``host``: a function on numpy arrays, for the factorizations numpy
+   has and a backend may lack: the inputs are copied to the host with the backend's
+   ``to_numpy``, computed there and copied back with ``from_numpy``; the coverage table reports
+   these ops as "host"); else, with ``EMBER_CPU_FALLBACK=1``, the op runs on cpu with a one-time
+   warning; else ``NotImplementedError`` naming the op, the backend and what would provide it.
 """
 from __future__ import annotations
 
 import os
 import warnings
 from typing import Callable
+
+import numpy as np
 
 from .. import _devices, _state
 from .._layout import SparseKernels, SparseParts
@@ -49,12 +54,15 @@ class OpDef:
     """
 
     __slots__ = ("name", "fn", "inplace_fn", "meta", "decomposition", "backward", "saves", "save_output",
-                 "differentiable", "composite", "result", "method", "group", "node_name", "plugin", "doc")
+                 "differentiable", "composite", "result", "method", "group", "node_name", "plugin", "doc", "host",
+                 "materialize")
 
     def __init__(self, name, fn=None, meta=None, decomposition=None, backward=None, saves=ALL,
                  save_output=False, differentiable=None, group="", plugin="", doc="", composite=False,
-                 result=None, method=False):
+                 result=None, method=False, host=None, materialize=True):
         self.name = name
+        self.host = host
+        self.materialize = materialize
         self.fn = fn
         self.inplace_fn = None
         self.meta = meta
@@ -109,7 +117,7 @@ def tensors_in(args) -> list:
 
 def register_op(name: str, fn: Callable | None = None, *, meta=None, decomposition=None, backward=None,
                 saves=ALL, save_output=False, differentiable=None, group="", plugin="", doc="", composite=False,
-                result=None, method=False, replace=False) -> OpDef:
+                result=None, method=False, replace=False, host=None, materialize=True) -> OpDef:
     """Enter an op into :data:`OPS` (the low-level step of :func:`ember.ops.declare.defop`, which
     also builds the front ends). ``backward(ctx, grad)`` returns one gradient per tensor input
     (None where not needed: ``ctx.needs_input_grad[i]``), reading ``ctx.args`` (the kernel
@@ -119,12 +127,18 @@ def register_op(name: str, fn: Callable | None = None, *, meta=None, decompositi
     ``ctx.out`` (with ``save_output``: True saves the output, or every output of an op with
     several; a tuple of indices saves those outputs only, the others read as None). Only what is
     saved is version-checked, so save only what the formula reads. Broadcast gradients are
-    reduced and cast back to each input by the engine.
+    reduced and cast back to each input by the engine. ``host`` is the op's host path: a function
+    of the kernel arguments with numpy arrays for tensors, returning an array or a tuple of
+    arrays, run (copying through the host) where the backend has no kernel and the op no
+    decomposition. ``materialize=False``: the backward of an op with several outputs receives
+    None, not zeros, for the outputs that got no gradient (the factorizations' formulas tell an
+    unused factor from a zero gradient, as PyTorch's undefined gradients do).
     """
     if name in OPS and not replace:
         raise ValueError(f"op {name!r} is already registered (by {OPS[name].plugin or 'ember'})")
     op = OpDef(name, fn, meta, decomposition, backward, saves, save_output, differentiable, group, plugin,
-               doc or (fn.__doc__ if fn is not None and fn.__doc__ else ""), composite, result, method)
+               doc or (fn.__doc__ if fn is not None and fn.__doc__ else ""), composite, result, method, host,
+               materialize)
     OPS[name] = op
     return op
 
@@ -179,6 +193,8 @@ def _no_kernel(op, dev, args):
         if _autocast.active:
             return _decompose_suspended(op, args)
         return op.decomposition(*args)
+    if op.host is not None:
+        return _host_run(op, dev, args)
     if os.environ.get("EMBER_CPU_FALLBACK") == "1" and dev._type != "cpu":
         return _cpu_fallback(op, dev, args)
     raise NotImplementedError(_missing_message(op, dev))
@@ -201,6 +217,17 @@ def _missing_message(op, dev) -> str:
     return (f"{op.name}: backend '{be.name}' (device {dev}) has no kernel for this op and the op has no "
             f"decomposition. A plugin implementing ember_register_kernels for backend '{be.name}' can "
             f"provide it, or set EMBER_CPU_FALLBACK=1 to run it on cpu.")
+
+
+def _host_run(op, dev, args):
+    """The op's declared host path: tensor arguments copied to numpy arrays (the backend's
+    ``to_numpy``), ``op.host`` run on them, its arrays copied back (``from_numpy``)."""
+    be = dev._backend
+    harg = tuple(be.to_numpy(a) if isinstance(a, Tensor) else a for a in args)
+    out = op.host(*harg)
+    if isinstance(out, tuple):
+        return tuple(be.from_numpy(np.asarray(o, order="C"), dev) for o in out)
+    return be.from_numpy(np.asarray(out, order="C"), dev)  # (ascontiguousarray would make a 0-d array 1-d)
 
 
 _warned: set = set()

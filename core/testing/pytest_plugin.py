@@ -10,7 +10,7 @@
   that needs two devices of the backend, a cpu backend besides it, or a device that is not cpu,
   is collected only where that holds (deselected, not skipped, elsewhere).
 * At the end, for each backend the suite ran on, a table says which ops run natively, which by
-  decomposition and which are missing.
+  decomposition, which through the host (numpy, with copies) and which are missing.
 
 The plugin is loaded wherever ember is installed; it does nothing unless a test asks for
 ``device`` (or ``ember_backend``). So that a pytest run that does not use ember never imports
@@ -179,7 +179,8 @@ def pytest_collection_modifyitems(config, items):
 
 
 def coverage_table(backend_name: str) -> str:
-    """Which registered ops run natively on a backend, which by decomposition, which not at all
+    """Which registered ops run natively on a backend, which by decomposition, which through the
+    host (an op's declared numpy path, with copies to and from the device), which not at all
     (composite ops, written in other ops, and views run in the core for every backend)."""
     from ember import _plugins
     from ember.ops import OPS
@@ -190,7 +191,7 @@ def coverage_table(backend_name: str) -> str:
         raise KeyError(f"coverage_table: no backend named {backend_name!r} (installed: "
                        f"{', '.join(sorted(_plugins.backends)) or 'none'})")
     be = _plugins.backend_for(spec.device_type)
-    native, decomposed, missing, composite, views = [], [], [], [], []
+    native, decomposed, host, missing, composite, views = [], [], [], [], [], []
     for name, op in sorted(OPS.items()):
         if op.group == "view":
             views.append(name)  # metadata-only, done by the core for every backend
@@ -200,13 +201,16 @@ def coverage_table(backend_name: str) -> str:
             native.append(name)
         elif op.decomposition is not None:
             decomposed.append(name)
+        elif op.host is not None:
+            host.append(name)  # computed with numpy through host copies (ember.ops.registry.dispatch)
         else:
             missing.append(name)
     prim_missing = [p for p in PRIMITIVES if p not in be.kernels]
     lines = [f"ember op coverage on backend '{backend_name}' (device type '{spec.device_type}'): "
-             f"{len(native)} native, {len(decomposed)} decomposed, {len(missing)} missing"]
+             f"{len(native)} native, {len(decomposed)} decomposed, {len(host)} host, {len(missing)} missing"]
     lines.append(f"  native:     {', '.join(native)}")
     lines.append(f"  decomposed: {', '.join(decomposed)}")
+    lines.append(f"  host (numpy, copied through the host): {', '.join(host) or '-'}")
     lines.append(f"  missing:    {', '.join(missing) or '-'}")
     lines.append(f"  composite (written in other ops, in the core): {', '.join(composite)}")
     lines.append(f"  views (in the core, for every backend): {', '.join(views)}")

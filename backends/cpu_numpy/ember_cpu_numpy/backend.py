@@ -21,7 +21,7 @@ from ember.backend import make_tensor as _make
 from . import kernels
 from .arrays import ember_dtype, nd, wrap  # noqa: F401  (nd, wrap: the documented kernel helpers)
 from .kernels import OUT_KERNELS  # noqa: F401
-from .kernels import rnn
+from .kernels import factorizations, rnn
 
 NUMPY = kernels.numpy_namespace()
 
@@ -79,7 +79,7 @@ class NumpyBackend(Backend):
 
     #: written for ember's plugin API 1 (a literal: ember refuses the backend when its own differs)
     plugin_api_version = 1
-    KERNELS = {**kernels.build_table(NUMPY), **rnn.KERNELS}
+    KERNELS = {**kernels.build_table(NUMPY), **rnn.KERNELS, **factorizations.KERNELS}
     out_kernels = OUT_KERNELS
     dtypes = frozenset(d.name for d in D.ALL_DTYPES)
 

@@ -5,6 +5,7 @@ float64 where differentiable (see the op tables ``optable*.py``)."""
 import pytest
 
 from ember.testing.suite.optable import COMPOSITE_CASES
+from ember.testing.suite.optable_factor import FACTOR_CASES
 from ember.testing.suite.optable_linalg import LINALG_CASES
 from ember.testing.suite.optable_math import MATH_CASES
 from ember.testing.suite.optable_numerics import NUMERICS_CASES
@@ -29,6 +30,11 @@ def test_reduction(device, case):
 
 @pytest.mark.parametrize("case", LINALG_CASES, ids=[c.name for c in LINALG_CASES])
 def test_linalg(device, case):
+    case.run(device)
+
+
+@pytest.mark.parametrize("case", FACTOR_CASES, ids=[c.name for c in FACTOR_CASES])
+def test_factorizations(device, case):
     case.run(device)
 
 

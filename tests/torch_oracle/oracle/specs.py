@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from .specs_elementwise import ELEMENTWISE
+from .specs_factor import FACTOR
 from .specs_functional import ACTIVATIONS, LOSSES
 from .specs_functional_nn import LAYERS
 from .specs_index import INDEX
@@ -12,7 +13,7 @@ from .specs_shape import SHAPE
 
 __all__ = ["OP_SPECS", "FUNCTIONAL_SPECS"]
 
-OP_SPECS = {**ELEMENTWISE, **REDUCE, **SHAPE, **INDEX, **LINALG, **MATHMISC}
+OP_SPECS = {**ELEMENTWISE, **REDUCE, **SHAPE, **INDEX, **LINALG, **MATHMISC, **FACTOR}
 
 
 def _prefixed(call):

@@ -1,0 +1,29 @@
+"""The linear-algebra kernel ops on cpu: numpy.linalg through :mod:`ember.ops.linalg_host` (the
+ops' own host functions, so that the kernels and the host path agree by construction), here
+without the host path's copies: the tensors' numpy views go in, the results are wrapped."""
+from __future__ import annotations
+
+from ember.ops import linalg_host as H
+
+from ..arrays import nd, wrap
+
+__all__ = ["KERNELS"]
+
+
+def _kernel(fn):
+    def k(*args):
+        dev = next(a._device for a in args if hasattr(a, "_storage"))
+        out = fn(*(nd(a) if hasattr(a, "_storage") else a for a in args))
+        if isinstance(out, tuple):
+            return tuple(wrap(o, dev) for o in out)
+        return wrap(out, dev)
+    k.__name__ = fn.__name__
+    return k
+
+
+#: op name -> kernel (numpy only; ember-cuda-cupy does not inherit these: it takes the host path)
+KERNELS = {"_linalg_cholesky_ex": _kernel(H.cholesky_ex), "_linalg_qr": _kernel(H.qr), "_linalg_eigh": _kernel(H.eigh),
+           "_linalg_svd": _kernel(H.svd), "_linalg_lu_factor_ex": _kernel(H.lu_factor_ex),
+           "_linalg_solve_triangular": _kernel(H.solve_triangular), "_linalg_inv_ex": _kernel(H.inv_ex),
+           "_linalg_solve_ex": _kernel(H.solve_ex), "_linalg_det": _kernel(H.det),
+           "_linalg_slogdet": _kernel(H.slogdet)}
