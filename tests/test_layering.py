@@ -31,7 +31,8 @@ LAYERS = (
       "ember.serialization", "ember.serialization.*", "ember.distributed", "ember.distributed.*", "ember.cuda",
       "ember.cuda.*", "ember.cpu", "ember.cpu.*", "ember.amp", "ember.amp.*", "ember.multiprocessing",
       "ember.multiprocessing.*", "ember.backends", "ember.backends.*", "ember.sparse", "ember.accelerator",
-       "ember.accelerator.*", "ember.jit", "ember.hub", "ember.onnx", "ember.onnx.*", "ember.func", "ember.func.*")),
+       "ember.accelerator.*", "ember.jit", "ember.hub", "ember.onnx", "ember.onnx.*", "ember.func", "ember.func.*",
+       "ember.compiler", "ember.compiler.*", "ember._dynamo")),
     ("the package front, CLI, testing", ("ember", "ember.__main__", "ember.cli", "ember.testing", "ember.testing.*")),
 )
 
