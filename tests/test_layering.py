@@ -38,7 +38,7 @@ LAYERS = (
 
 #: third-party packages that are optional extras: imported where used, inside functions
 OPTIONAL_PACKAGES = {"ml_dtypes", "mpi4py", "threadpoolctl", "scipy", "safetensors", "tqdm", "matplotlib",
-                     "tensorboard", "onnx", "onnxruntime"}
+                     "tensorboard", "onnx", "onnxruntime", "numexpr"}
 
 #: modules allowed to import inside functions, and why
 FUNCTION_IMPORT_EXCEPTIONS = {

@@ -144,7 +144,8 @@ class Recorder:
         self.versions: dict = {}    # id(version list) -> [list, value first seen, bumps inside kernels, Slot]
         self.breaks: list = []
         self.depth = 0
-        self.grad_seen = False      # a slot requiring grad met with grad mode on
+        self.grad_seen = False      # a slot requiring grad met with grad mode on (at the call)
+        self.grad_mode = _state.grad.enabled
         self._cache: dict = {}
         self._saved: list = []
         self._keep: list = []       # objects whose ids are keys, kept alive
@@ -225,7 +226,7 @@ class Recorder:
         v = t._version
         if id(v) not in self.versions:
             self.versions[id(v)] = [v, v[0], 0, s]
-        if t._requires_grad and _state.grad.enabled:
+        if t._requires_grad and self.grad_mode:
             self.grad_seen = True
         return s
 

@@ -97,20 +97,22 @@ class CompiledFunction:
         if entry is not None:
             if entry.__class__ is _Eager:
                 return self._fn(*args, **kwargs)
-            prog, mguard = entry
-            if mguard is None or mguard():
-                r = prog.fn(*flat)
-                if r is not MISS:
-                    return r
-            del self._cache[key]
+            for i, (prog, mguard) in enumerate(entry):
+                if mguard is None or mguard():
+                    r = prog.fn(*flat)
+                    if r is not MISS:
+                        return r
+                    del entry[i]  # an external tensor changed: capture again
+                    break
         return self._capture(key, flat, args, kwargs)
 
     def programs(self) -> list:
         """The programs cached now (for tests and ``explain``)."""
-        return [e[0] for e in self._cache.values() if e.__class__ is not _Eager]
+        return [p for e in self._cache.values() if e.__class__ is not _Eager for p, _ in e]
 
     def _capture(self, key, flat, args, kwargs):
-        if len(self._cache) >= max(1, min(config.cache_size_limit, config.recompile_limit)):
+        n = sum(1 if e.__class__ is _Eager else len(e) for e in self._cache.values())
+        if n >= max(1, min(config.cache_size_limit, config.recompile_limit)):
             if not self._warned:
                 self._warned = True
                 warnings.warn(f"ember.compile: {getattr(self._fn, '__qualname__', self._fn)} reached "
@@ -141,7 +143,10 @@ class CompiledFunction:
                 return out
             prog = build(rec, enc, len(flat), reuse=self._reuse, fuse=_fusion.fuse if self._fuse else None)
             mguard = G.module_guard(self._module) if self._module is not None else None
-            self._cache[key] = (prog, mguard)
+            entry = self._cache.get(key)
+            if entry is None or entry.__class__ is _Eager:
+                entry = self._cache[key] = []
+            entry.append((prog, mguard))
             return out
 
     def _after(self, rec, devices, snap):
