@@ -57,11 +57,11 @@ __all__ = sorted(
        "enable_grad", "inference_mode", "is_grad_enabled", "is_inference_mode_enabled", "no_grad",
        "set_grad_enabled", "get_float32_matmul_precision", "set_float32_matmul_precision", "range", "strided",
        "contiguous_format", "preserve_format", "channels_last", "sparse_coo", "layout", "sparse_coo_tensor",
-       "spmm", "autograd", "ops", "return_types", "amp", "__version__", "autocast"})
+       "spmm", "autograd", "ops", "return_types", "amp", "__version__", "autocast", "compile"})
 
 _LAZY_SUBMODULES = {"nn", "optim", "utils", "distributed", "testing", "cuda", "serialization", "cli", "backend",
                     "backends", "hookspecs", "sparse", "linalg", "special", "fft", "onnx", "jit", "multiprocessing",
-                    "profiler", "amp", "cpu", "accelerator", "hub", "func", "version"}
+                    "profiler", "amp", "cpu", "accelerator", "hub", "func", "version", "compiler", "_dynamo"}
 
 
 def __getattr__(name):
@@ -72,6 +72,8 @@ def __getattr__(name):
             if e.name != f"ember.{name}":
                 raise
             raise AttributeError(f"module 'ember' has no attribute {name!r} (ember.{name} is not built yet)") from None
+    if name == "compile":  # ember.compiler (a library) loads on first use
+        return _importlib.import_module("ember.compiler").compile
     if name == "default_generator":
         return _default_generator_for(_devices.cpu())
     if name in ("save", "load"):

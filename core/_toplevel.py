@@ -1,5 +1,5 @@
 """Functions of the top-level namespace that belong to no op family: type predicates
-(``is_tensor``...), ``typename``, the ``compile`` shim, the deterministic-algorithm switches,
+(``is_tensor``...), ``typename``, the deterministic-algorithm switches,
 ``set_default_tensor_type`` and ``plugins``."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from . import _legacy, _plugins
 from ._storage import UntypedStorage
 from ._tensor import Tensor
 
-__all__ = ["is_tensor", "is_storage", "is_floating_point", "is_complex", "is_nonzero", "numel", "typename", "compile",
+__all__ = ["is_tensor", "is_storage", "is_floating_point", "is_complex", "is_nonzero", "numel", "typename",
            "use_deterministic_algorithms", "are_deterministic_algorithms_enabled", "set_default_tensor_type",
            "plugins"]
 
@@ -51,15 +51,6 @@ def typename(obj) -> str:
     if isinstance(obj, Tensor):
         return obj.type()
     return type(obj).__module__ + "." + type(obj).__qualname__
-
-
-def compile(model=None, **kwargs):
-    """Compatibility shim, eager: ember has no compiler yet, so this returns ``model`` unchanged
-    (and works as a decorator), and code calling ``torch.compile`` runs as written (see
-    docs/differences.md)."""
-    if model is None:
-        return lambda m: m
-    return model
 
 
 def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None:

@@ -32,13 +32,14 @@ LAYERS = (
       "ember.cuda.*", "ember.cpu", "ember.cpu.*", "ember.amp", "ember.amp.*", "ember.multiprocessing",
       "ember.multiprocessing.*", "ember.backends", "ember.backends.*", "ember.sparse", "ember.accelerator",
        "ember.accelerator.*", "ember.jit", "ember.hub", "ember.onnx", "ember.onnx.*", "ember.func",
-       "ember.func.*", "ember.profiler", "ember.profiler.*", "ember.autograd.profiler", "ember.linalg")),
+       "ember.func.*", "ember.profiler", "ember.profiler.*", "ember.autograd.profiler", "ember.linalg",
+       "ember.compiler", "ember.compiler.*", "ember._dynamo")),
     ("the package front, CLI, testing", ("ember", "ember.__main__", "ember.cli", "ember.testing", "ember.testing.*")),
 )
 
 #: third-party packages that are optional extras: imported where used, inside functions
 OPTIONAL_PACKAGES = {"ml_dtypes", "mpi4py", "threadpoolctl", "scipy", "safetensors", "tqdm", "matplotlib",
-                     "tensorboard", "onnx", "onnxruntime", "einops"}
+                     "tensorboard", "onnx", "onnxruntime", "einops", "numexpr"}
 
 #: modules allowed to import inside functions, and why
 FUNCTION_IMPORT_EXCEPTIONS = {

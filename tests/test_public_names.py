@@ -22,7 +22,8 @@ FRONT = {"Tensor", "Size", "UntypedStorage", "device", "hookimpl", "from_dlpack"
          "enable_grad", "inference_mode", "is_grad_enabled", "is_inference_mode_enabled", "no_grad",
          "set_grad_enabled", "get_float32_matmul_precision", "set_float32_matmul_precision", "range", "strided",
          "contiguous_format", "preserve_format", "channels_last", "sparse_coo", "layout", "sparse_coo_tensor", "spmm",
-         "autograd", "ops", "return_types", "__version__", "amp", "autocast"}
+         "autograd", "ops", "return_types", "__version__", "amp", "autocast",
+         "compile"}  # ember.compiler.compile, loaded on first use
 
 #: internal helpers that once leaked into ember.* and Tensor.*
 INTERNAL = {"write_back", "write_out", "write_out_tuple", "check_bounds", "infer_size", "add_inplace", "sub_inplace",

@@ -38,7 +38,7 @@ from .._tensor import Tensor, _make
 from .._version import PLUGIN_API_VERSION
 from ..ops.primitives import GROUPS as PRIMITIVE_GROUPS
 from ..ops.primitives import PRIMITIVES
-from . import dtypes, shapes  # noqa: F401  (ember.backend.dtypes, ember.backend.shapes)
+from . import dtypes, fusion, shapes  # noqa: F401  (ember.backend.dtypes, .fusion, .shapes)
 from .shared_memory import SharedSegment
 from .shapes import broadcast_shapes, contiguous_strides
 
@@ -313,6 +313,14 @@ class Backend:
         """``(free, total)`` bytes of the device (``ember.accelerator.get_memory_info``)."""
         raise NotImplementedError(f"backend '{self.name}' (device type '{self.device_type}') does not report its "
                                   "free and total memory")
+
+    # -- compilation ------------------------------------------------------------------------------
+    def fuse_elementwise(self, chain) -> Callable | None:
+        """A callable computing the :class:`ember.backend.fusion.ElementwiseChain` ``chain`` in one
+        kernel (``fused(*inputs) -> Tensor``), or None to let ``ember.compile`` replay its calls
+        one by one (the default). Asked once per chain, when a program is built; see
+        :mod:`ember.backend.fusion` and docs/backends.md for the rules."""
+        return None
 
     def __repr__(self) -> str:
         return f"<ember backend {self.name!r} device_type={self.device_type!r}>"

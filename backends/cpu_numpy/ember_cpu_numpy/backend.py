@@ -19,6 +19,7 @@ from ember.backend import dtypes as D
 from ember.backend import make_tensor as _make
 
 from . import kernels
+from . import fusion
 from .arrays import ember_dtype, nd, wrap  # noqa: F401  (nd, wrap: the documented kernel helpers)
 from .kernels import OUT_KERNELS  # noqa: F401
 from .kernels import factorizations, rnn
@@ -161,6 +162,10 @@ class NumpyBackend(Backend):
 
     def synchronize(self, device=None) -> None:
         return None
+
+    def fuse_elementwise(self, chain):
+        """One numexpr expression per chain when numexpr is installed (:mod:`.fusion`), else None."""
+        return fusion.fuse_elementwise(chain)
 
     def set_num_threads(self, n: int) -> None:
         """Limit numpy's BLAS (and OpenMP) thread pools to ``n`` threads (threadpoolctl)."""

@@ -17,6 +17,7 @@ from ..._graph import RemovableHandle
 from ..._methods import parse_to
 from ..._tensor import Tensor
 from ...ops import creation as _factory
+from ... import compiler as _compiler
 from ..parameter import Buffer, Parameter
 from . import _backward_hooks as BH
 
@@ -760,7 +761,8 @@ class Module:
         return self._apply(lambda t: _factory.empty_like(t, device=device), recurse)
 
     def compile(self, *args, **kwargs) -> None:
-        """No compiler in ember: accepted and ignored."""
+        """Compile this module's forward in place with ``ember.compile`` (docs/compile.md)."""
+        self.forward = _compiler.compile_module_forward(self, *args, **kwargs)
 
     # -- printing --------------------------------------------------------------------------------
     def extra_repr(self) -> str:

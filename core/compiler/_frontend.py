@@ -1,0 +1,326 @@
+"""``ember.compile``: the compiled callable, its cache of programs keyed by guards, breaks, explain.
+
+A call computes its guard key (:func:`._guards.call_key`). A cached program replays; a cached
+eager entry (the capture broke, or the call needed autograd) runs the function as written; a new
+key captures: the function runs eagerly once under a :class:`._capture.Recorder` and, if nothing
+broke, the recording becomes a program (:func:`._program.build`). More than
+``config.cache_size_limit`` keys for one function: the further ones run eagerly, with one warning.
+"""
+from __future__ import annotations
+
+import functools
+import threading
+import warnings
+
+from .. import _devices
+from . import _capture as C
+from . import _fusion
+from . import _guards as G
+from ._program import MISS, build, encode_output
+
+__all__ = ["compile", "explain", "reset", "disable", "is_compiling", "config", "Unsupported", "InvalidBackend",
+           "ExplainOutput", "CompiledFunction", "list_backends"]
+
+MODES = ("default", "lite", "reduce-overhead", "max-autotune-no-cudagraphs", "max-autotune")
+BACKENDS = ("inductor", "ember", "eager", "aot_eager")
+_lock = threading.RLock()
+
+
+class _Config:
+    """``ember.compiler.config`` (also ``ember._dynamo.config``): ``cache_size_limit``, the
+    programs kept per compiled function (PyTorch's default, 8); ``fuse`` and ``reuse_buffers``,
+    the defaults of the options of the same names."""
+
+    def __init__(self):
+        self.cache_size_limit = 8
+        self.recompile_limit = 8
+        self.fuse = True
+        self.reuse_buffers = True
+
+
+config = _Config()
+
+
+class Unsupported(RuntimeError):
+    """Raised with ``fullgraph=True`` at the first break (PyTorch's ``torch._dynamo.exc.Unsupported``)."""
+
+
+class InvalidBackend(RuntimeError):
+    """An unknown ``backend=`` name."""
+
+
+class _Eager:
+    """A cache entry whose calls run the function as written, and why."""
+
+    __slots__ = ("reasons",)
+
+    def __init__(self, reasons):
+        self.reasons = reasons
+
+
+_registry: list = []  # compiled functions, for reset()
+_disabled = threading.local()
+
+
+class CompiledFunction:
+    """What ``ember.compile(fn)`` returns for a function (``__wrapped__`` is ``fn``)."""
+
+    def __init__(self, fn, module=None, fullgraph=False, dynamic=None, backend="inductor", mode=None, options=None):
+        self._fn = fn
+        self._module = module
+        self.fullgraph = fullgraph
+        self.dynamic = dynamic
+        self.backend = backend
+        self.mode = mode
+        opts = dict(options or {})
+        self._fuse = bool(opts.get("fuse", config.fuse)) and backend in ("inductor", "ember")
+        self._reuse = bool(opts.get("reuse_buffers", config.reuse_buffers))
+        self._cache: dict = {}
+        self._warned = False
+        #: every break met by a capture, newest last (``ember.compiler.explain`` reads them)
+        self.breaks: list = []
+        functools.update_wrapper(self, fn)
+        _registry.append(self)
+
+    def __get__(self, obj, objtype=None):
+        return self if obj is None else functools.partial(self, obj)
+
+    def __call__(self, *args, **kwargs):
+        if C._active or getattr(_disabled, "on", False):
+            return self._fn(*args, **kwargs)
+        flat: list = []
+        try:
+            key = G.call_key(args, kwargs, flat)
+        except G.Unguardable:
+            return self._fn(*args, **kwargs)
+        entry = self._cache.get(key)
+        if entry is not None:
+            if entry.__class__ is _Eager:
+                return self._fn(*args, **kwargs)
+            for i, (prog, mguard) in enumerate(entry):
+                if mguard is None or mguard():
+                    r = prog.fn(*flat)
+                    if r is not MISS:
+                        return r
+                    del entry[i]  # an external tensor changed: capture again
+                    break
+        return self._capture(key, flat, args, kwargs)
+
+    def programs(self) -> list:
+        """The programs cached now (for tests and ``explain``)."""
+        return [p for e in self._cache.values() if e.__class__ is not _Eager for p, _ in e]
+
+    def _capture(self, key, flat, args, kwargs):
+        n = sum(1 if e.__class__ is _Eager else len(e) for e in self._cache.values())
+        if n >= max(1, min(config.cache_size_limit, config.recompile_limit)):
+            if not self._warned:
+                self._warned = True
+                warnings.warn(f"ember.compile: {getattr(self._fn, '__qualname__', self._fn)} reached "
+                              f"config.cache_size_limit ({config.cache_size_limit}) captures; further new "
+                              "guards run eagerly", RuntimeWarning, stacklevel=3)
+            return self._fn(*args, **kwargs)
+        with _lock:
+            devices = set(_devices._canon.values())
+            rec = C.Recorder(devices, self.fullgraph)
+            for i, t in enumerate(flat):
+                rec.add_input(t, i)
+            snap = G.module_snapshot(self._module) if self._module is not None else None
+            try:
+                with rec:
+                    out = self._fn(*args, **kwargs)
+                    enc = encode_output(rec, out)
+                    self._after(rec, devices, snap)
+            except C.Break as b:
+                self.breaks.append(b)
+                raise Unsupported(f"ember.compile(fullgraph=True): {b}") from None
+            if rec.grad_seen:
+                self._cache[key] = _Eager([C.Break("autograd: a tensor taking part in autograd (requires_grad "
+                                                   "with grad mode on); the call runs eagerly")])
+                return out
+            if rec.breaks:
+                self.breaks.extend(rec.breaks)
+                self._cache[key] = _Eager(rec.breaks)
+                return out
+            prog = build(rec, enc, len(flat), reuse=self._reuse, fuse=_fusion.fuse if self._fuse else None)
+            mguard = G.module_guard(self._module) if self._module is not None else None
+            entry = self._cache.get(key)
+            if entry is None or entry.__class__ is _Eager:
+                entry = self._cache[key] = []
+            entry.append((prog, mguard))
+            return out
+
+    def _after(self, rec, devices, snap):
+        if set(_devices._canon.values()) - devices:
+            rec.brk("a device was used for the first time inside the capture")
+        if snap is not None:
+            changed = G.changed_attributes(snap)
+            if changed:
+                rec.brk("module attributes assigned inside the call: " + ", ".join(sorted(changed)[:5]))
+
+
+def _check(fullgraph, dynamic, backend, mode, options):
+    if mode is not None and options is not None:
+        raise RuntimeError("Either mode or options can be specified, but both can't be specified at the same time.")
+    if mode is not None and mode not in MODES:
+        raise RuntimeError(f"Unrecognized mode={mode}, should be one of: {', '.join(MODES)}")
+    if backend is None:
+        backend = "inductor"
+    if callable(backend):
+        raise InvalidBackend("ember.compile: custom backend callables (FX graph compilers) are not supported; "
+                             f"use one of {', '.join(BACKENDS)}")
+    if backend not in BACKENDS:
+        raise InvalidBackend(f"Invalid backend: {backend!r}, see `ember.compiler.list_backends()` for available "
+                             "backends.")
+    return backend
+
+
+def list_backends(exclude_tags=("debug", "experimental")) -> list:
+    """The ``backend=`` names ember.compile accepts."""
+    return sorted(BACKENDS)
+
+
+def compile(model=None, *, fullgraph: bool = False, dynamic=None, backend="inductor", mode=None, options=None,
+            disable: bool = False, **kwargs):
+    """Compile ``model`` (a function or an ``nn.Module``; decorator form without it): the first call
+    for given guards runs eagerly while its kernel calls are recorded, later calls that pass the
+    guards replay them (docs/compile.md). ``fullgraph=True`` raises :class:`Unsupported` at the
+    first break; ``dynamic`` is accepted (shapes are always specialised: a new shape captures
+    again); ``backend`` is "inductor" (the default: replay with fusion), "ember", or "eager" /
+    "aot_eager" (replay without fusion); ``mode`` one of PyTorch's names; ``options`` may set
+    ``fuse`` and ``reuse_buffers``; ``disable=True`` returns ``model`` unchanged."""
+    backend = _check(fullgraph, dynamic, backend, mode, options)
+
+    def wrap(m):
+        if disable:
+            return m
+        if _is_module(m):
+            return _optimized_module(m, fullgraph, dynamic, backend, mode, options)
+        if not callable(m):
+            raise RuntimeError(f"ember.compile: expected a callable or an nn.Module, got {type(m).__name__}")
+        return CompiledFunction(m, None, fullgraph, dynamic, backend, mode, options)
+
+    if model is None:
+        return wrap
+    return wrap(model)
+
+
+def compile_module_forward(module, *, fullgraph=False, dynamic=None, backend="inductor", mode=None, options=None):
+    """``module``'s forward compiled, with the module's state guarded (``nn.Module.compile``)."""
+    backend = _check(fullgraph, dynamic, backend, mode, options)
+    return CompiledFunction(type(module).forward.__get__(module), module, fullgraph, dynamic, backend, mode, options)
+
+
+def _is_module(m) -> bool:
+    return any(c.__name__ == "Module" and c.__module__ == "ember.nn.modules.module" for c in type(m).__mro__)
+
+
+class _OptimizedMixin:
+    """The module ``ember.compile(module)`` returns (PyTorch's ``OptimizedModule``): ``_orig_mod``
+    is the module, whose attributes it shows; calling it runs the compiled forward."""
+
+    def __getattr__(self, name):
+        if name == "_orig_mod":
+            return self._modules["_orig_mod"]
+        try:
+            return super().__getattr__(name)
+        except AttributeError:
+            return getattr(self._modules["_orig_mod"], name)
+
+    def forward(self, *args, **kwargs):
+        return self.__dict__["_compiled"](*args, **kwargs)
+
+    def __call__(self, *args, **kwargs):
+        return self._modules["_orig_mod"].__class__.__call__.__get__(self)(*args, **kwargs)
+
+
+_classes: dict = {}
+
+
+def _optimized_module(m, fullgraph, dynamic, backend, mode, options):
+    base = next(c for c in type(m).__mro__ if c.__name__ == "Module" and c.__module__ == "ember.nn.modules.module")
+    cls = _classes.get(base)
+    if cls is None:
+        cls = _classes[base] = type("OptimizedModule", (_OptimizedMixin, base), {"__module__": "ember.compiler"})
+    om = cls()
+    om._orig_mod = m
+    om.__dict__["_compiled"] = CompiledFunction(type(m).__call__.__get__(m), m, fullgraph, dynamic, backend, mode,
+                                                options)
+    return om
+
+
+def reset() -> None:
+    """Drop every compiled function's programs (``torch._dynamo.reset``)."""
+    for f in _registry:
+        f._cache.clear()
+        f._warned = False
+
+
+class disable:
+    """Run ``fn`` (or the ``with`` block) without compiling: compiled functions called from it run
+    eagerly (``torch.compiler.disable``)."""
+
+    def __new__(cls, fn=None, recursive=True, *, reason=None):
+        self = super().__new__(cls)
+        if fn is None:
+            return self
+
+        @functools.wraps(fn)
+        def run(*a, **k):
+            with self:
+                return fn(*a, **k)
+        return run
+
+    def __enter__(self):
+        self._prev = getattr(_disabled, "on", False)
+        _disabled.on = True
+        return self
+
+    def __exit__(self, *exc):
+        _disabled.on = self._prev
+
+
+def is_compiling() -> bool:
+    """True while a capture records (inside the first call of a compiled function)."""
+    return C.capturing()
+
+
+class ExplainOutput:
+    """What :func:`explain` found: ``graph_count`` (programs captured), ``graph_break_count``,
+    ``break_reasons`` (:class:`~ember.compiler._capture.Break`: ``reason``, ``where``),
+    ``op_count`` (kernel calls recorded), ``ops_per_graph`` (kernel names per program)."""
+
+    def __init__(self, graphs, breaks):
+        self.graphs = graphs
+        self.graph_count = len(graphs)
+        self.break_reasons = list(breaks)
+        self.graph_break_count = len(self.break_reasons)
+        self.ops_per_graph = [[s.name for s in p.steps] for p in graphs]
+        self.op_count = sum(p.n_kernels for p in graphs)
+
+    def __str__(self):
+        lines = [f"Graph Count: {self.graph_count}", f"Graph Break Count: {self.graph_break_count}",
+                 f"Op Count: {self.op_count}"]
+        if self.break_reasons:
+            lines.append("Break Reasons:")
+            lines += [f"  {i + 1}. {b.reason}" + (f"\n     at {b.where}" if b.where else "")
+                      for i, b in enumerate(self.break_reasons)]
+        return "\n".join(lines)
+
+    __repr__ = __str__
+
+
+def explain(fn, *args, **kwargs):
+    """Capture ``fn`` on these arguments and report the programs and breaks (``explain(fn)(*args)``
+    as ``torch._dynamo.explain``; ``explain(fn, *args)`` also works). The call runs once."""
+    def run(*a, **k):
+        cf = compile(fn)
+        if isinstance(cf, CompiledFunction):
+            cf(*a, **k)
+        else:
+            cf.__dict__["_compiled"](*a, **k)
+            cf = cf.__dict__["_compiled"]
+        breaks = [b for e in cf._cache.values() if e.__class__ is _Eager for b in e.reasons]
+        return ExplainOutput(cf.programs(), breaks)
+    if args or kwargs:
+        return run(*args, **kwargs)
+    return run
