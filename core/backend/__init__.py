@@ -151,8 +151,9 @@ class Backend:
     #: set from the registration when the backend loads
     name: str = ""
     device_type: str = ""
-    #: names of the dtypes this backend supports
-    dtypes: frozenset = frozenset(d.name for d in D.ALL_DTYPES)
+    #: names of the dtypes this backend supports (the real ones unless a backend opts in to
+    #: complex64/complex128 by listing them)
+    dtypes: frozenset = frozenset(d.name for d in D.REAL_DTYPES)
     #: op name -> kernel; copied into ``self.kernels`` per instance
     KERNELS: dict = {}
     #: kernels that accept ``out=``

@@ -120,7 +120,11 @@ def scalar_for(value, dtype, op):
     :func:`~ember.ops._args.scalar_value`)."""
     cat = dtype.category
     if cat == D._FLOAT:
+        if isinstance(value, complex):
+            raise RuntimeError(f"{op}: value cannot be converted to type {dtype.name} without overflow: {value}")
         return float(value)
+    if cat == D._COMPLEX:
+        return complex(value)
     if cat == D._INT:
         if isinstance(value, float):
             return U.float_to_int(value, dtype, op)
