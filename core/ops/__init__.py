@@ -7,10 +7,11 @@ also ``Tensor`` methods (see :mod:`ember._methods`).
 from __future__ import annotations
 
 from .. import _plugins
-from . import (arithmetic, comparison, copy, creation, indexing, linalg, nn, optim, pointwise, primitives, random,
-               reduction, shape, sparse, unary, views)
+from . import (arithmetic, comparison, complexops, copy, creation, indexing, linalg, nn, optim, pointwise, primitives,
+               random, reduction, shape, sparse, unary, views)
 from .arithmetic import *  # noqa: F401,F403
 from .comparison import *  # noqa: F401,F403
+from .complexops import *  # noqa: F401,F403
 from .copy import *  # noqa: F401,F403
 from .creation import *  # noqa: F401,F403
 from .declare import composite, defop
@@ -26,8 +27,8 @@ from .unary import *  # noqa: F401,F403
 from .views import *  # noqa: F401,F403
 
 #: the op families, whose ``__all__`` lists make up this package's public names
-FAMILIES = (arithmetic, comparison, unary, pointwise, reduction, indexing, shape, views, linalg, copy, nn, creation,
-            random)
+FAMILIES = (arithmetic, comparison, complexops, unary, pointwise, reduction, indexing, shape, views, linalg, copy, nn,
+            creation, random)
 
 # the op functions (the registry and the declaration API are attributes of ember.ops, not ember)
 __all__ = sorted({name for fam in FAMILIES for name in fam.__all__})
