@@ -13,6 +13,7 @@ from .. import _dtype as D
 from .._tensor import Tensor
 from . import _args as U
 from . import arithmetic as A
+from . import complexops as CX
 from . import copy as CP
 from . import creation as CR
 from . import pointwise as PW
@@ -173,8 +174,10 @@ def isfinite(input):
 
 @composite("isreal", out=False)
 def isreal(input):
-    """True everywhere (ember has no complex dtypes yet)."""
-    return _bool_like(U.tensor_arg(input, "isreal"), True)
+    """Whether each element is real: True everywhere for a real tensor, where the imaginary part
+    is 0 for a complex one."""
+    x = U.tensor_arg(input, "isreal")
+    return eq(CX.imag(x), 0.0) if x._dtype.category == D._COMPLEX else _bool_like(x, True)
 
 
 def _signbit_decomp(x):

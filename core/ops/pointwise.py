@@ -169,6 +169,8 @@ def clamp(input, min=None, max=None):
     x = U.tensor_arg(input, "clamp")
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if x._dtype.category == D._COMPLEX:
+        raise NotImplementedError(f"clamp is not supported for complex types ({U.desc(x)})")
     if isinstance(min, Tensor) or isinstance(max, Tensor):  # broadcast bounds: maximum/minimum promote
         inputs = tuple(t for t in (x, min, max) if isinstance(t, Tensor))
         return None, dispatch(_CLAMP_TENSOR, U.common_device("clamp", *inputs), (x, min, max), inputs), None

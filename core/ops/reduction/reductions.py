@@ -117,7 +117,7 @@ def mean(input, dim=None, keepdim: bool = False, *, dtype=None):
     x, dims = reduce_args(input, dim, "mean")
     if dtype is not None and D.to_dtype(dtype) is not x._dtype:
         x = CP.cast(x, D.to_dtype(dtype))
-    if x._dtype.category != _FLOAT:
+    if x._dtype.category < _FLOAT:
         raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a floating point or "
                            f"complex dtype. Got: {U.type_name(x._dtype)}")
     return x._device, (x, dims, bool(keepdim)), (x,)
@@ -166,7 +166,7 @@ def _prod_bw(ctx, g):
     left = _exclusive_cumprod(flat, ones)
     right = SH.flip(_exclusive_cumprod(SH.flip(flat, (-1,)), ones), (-1,))
     others = (left * right).reshape(xp._shape).permute(U.inverse_permutation(perm))
-    return (gx * others,)
+    return (gx * U.cj(others),)
 
 
 def _exclusive_cumprod(flat, ones):
@@ -212,6 +212,7 @@ def _no_dim(dim) -> bool:
 
 def _extreme_plan(input, dim, keepdim, name):
     x = U.tensor_arg(input, name)
+    U.refuse_complex(x, name)
     if isinstance(dim, (tuple, list)) and x.dim():  # an empty dim is reported before a repeated one (PyTorch)
         _check_nonempty(x, [_wrap_dim(d, x.dim(), name) for d in dim], name)
     dims = U.dims_arg(None if _no_dim(dim) else dim, len(x._shape), name)
@@ -252,6 +253,8 @@ def _index_plan(op, input, dim, keepdim, name):
     x = U.tensor_arg(input, name)
     if x._dtype is D.bool:
         raise RuntimeError(f"{name}(): does not support bool input")
+    if x._dtype.category == D._COMPLEX:
+        raise RuntimeError(f"{name}(): does not support complex input")
     if dim is None:
         if x.numel() == 0:
             raise IndexError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")
