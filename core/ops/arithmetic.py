@@ -56,7 +56,7 @@ def _check_alpha(input, other, alpha, op):
     if isinstance(alpha, bool):
         if rt is not D.bool:
             raise RuntimeError(f"{op}: Boolean alpha only supported for Boolean results.")
-    elif isinstance(alpha, float) and rt.category != _FLOAT:
+    elif isinstance(alpha, float) and rt.category < _FLOAT:
         raise RuntimeError(f"{op}: For integral input tensors, argument alpha must not be a floating point number.")
 
 
@@ -69,6 +69,8 @@ def _with_alpha(input, other, alpha, op):
     a, b, dev, ct = promote(op, input, other, ARITH)
     if ct is D.bool:
         alpha = bool(alpha)
+    elif ct.category == D._COMPLEX:
+        pass
     elif ct.category != _FLOAT:
         alpha = int(alpha)
     elif ct.itemsize == 2:  # alpha rounded to the dtype, the arithmetic in float32

@@ -141,13 +141,15 @@ def _bool_like(x, value):
 def isnan(input):
     """True where the value is NaN."""
     x = U.tensor_arg(input, "isnan")
-    return _bool_like(x, False) if x._dtype.category != _FLOAT else ne(x, x)
+    return _bool_like(x, False) if x._dtype.category < _FLOAT else ne(x, x)
 
 
 @composite("isinf", exact_dtype=True)
 def isinf(input):
     """True where the value is +inf or -inf."""
     x = U.tensor_arg(input, "isinf")
+    if x._dtype.category == D._COMPLEX:  # either part infinite
+        return isinf(CX.real(x)) | isinf(CX.imag(x))
     return _bool_like(x, False) if x._dtype.category != _FLOAT else eq(UN.abs(x), math.inf)
 
 
@@ -155,6 +157,8 @@ def isinf(input):
 def isposinf(input):
     """True where the value is +inf."""
     x = U.tensor_arg(input, "isposinf")
+    if x._dtype.category == D._COMPLEX:
+        raise RuntimeError("isposinf does not support complex inputs.")
     return eq(x, math.inf) if x._dtype.category == _FLOAT else _bool_like(x, False)
 
 
@@ -162,6 +166,8 @@ def isposinf(input):
 def isneginf(input):
     """True where the value is -inf."""
     x = U.tensor_arg(input, "isneginf")
+    if x._dtype.category == D._COMPLEX:
+        raise RuntimeError("isneginf does not support complex inputs.")
     return eq(x, -math.inf) if x._dtype.category == _FLOAT else _bool_like(x, False)
 
 
@@ -169,6 +175,8 @@ def isneginf(input):
 def isfinite(input):
     """True where the value is neither infinite nor NaN."""
     x = U.tensor_arg(input, "isfinite")
+    if x._dtype.category == D._COMPLEX:  # both parts finite
+        return isfinite(CX.real(x)) & isfinite(CX.imag(x))
     return _bool_like(x, True) if x._dtype.category != _FLOAT else eq(A.sub(x, x), 0.0)
 
 

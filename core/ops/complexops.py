@@ -46,6 +46,8 @@ def real_part(t):
 def _dtype_view(op_fn, x, shape, stride, offset, dtype, args):
     """A view of ``x`` with another dtype (the parts of complex numbers), recorded as ``op_fn``'s
     node when ``x`` takes part in autograd."""
+    if 0 in shape:
+        offset -= offset % 2 if dtype.category != _COMPLEX else 0  # an empty view addresses nothing
     v = _alias(x, shape, stride, offset)
     v._dtype = dtype
     if _grad.enabled and (x._requires_grad or (x._base is not None and view_requires_grad(x))):
@@ -180,18 +182,27 @@ def _complex_bw(ctx, g):
     return (real(g) if ctx.needs_input_grad[0] else None, imag(g) if ctx.needs_input_grad[1] else None)
 
 
-@defop("complex", decomposition=_complex_decomp, backward=_complex_bw, saves=(), method=False, group="binary")
-def complex(real, imag):
-    """The complex tensor ``real + i imag`` (both float tensors of one dtype, broadcast)."""
-    a = U.tensor_arg(real, "complex", "real", 1)
-    b = U.tensor_arg(imag, "complex", "imag", 2)
+def _check_parts(a, b, op):
+    """PyTorch's checks of the two real tensors complex numbers are built of (ember has no
+    complex32: float16 parts are refused)."""
     for t in (a, b):
-        if t._dtype not in (D.float32, D.float64):
+        if t._dtype not in (D.float16, D.float32, D.float64):
             raise RuntimeError("Expected both inputs to be Half, Float or Double tensors but got "
                                f"{U.type_name(a._dtype)} and {U.type_name(b._dtype)}")
     if a._dtype is not b._dtype:
         raise RuntimeError(f"Expected object of scalar type {U.type_name(a._dtype)} but got scalar type "
                            f"{U.type_name(b._dtype)} for second argument")
+    if a._dtype is D.float16:
+        raise TypeError(f"{op}: float16 parts would make a complex32 tensor, which ember does not provide "
+                        "(use float32 parts)")
+
+
+@defop("complex", decomposition=_complex_decomp, backward=_complex_bw, saves=(), method=False, group="binary")
+def complex(real, imag):
+    """The complex tensor ``real + i imag`` (both float tensors of one dtype, broadcast)."""
+    a = U.tensor_arg(real, "complex", "real", 1)
+    b = U.tensor_arg(imag, "complex", "imag", 2)
+    _check_parts(a, b, "complex")
     dev = U.common_device("complex", a, b)
     shape = U.broadcast_all((a._shape, b._shape), "complex")
     if a._shape != shape:
@@ -206,21 +217,31 @@ def polar(abs, angle):
     """The complex tensor ``abs * (cos(angle) + i sin(angle))``."""
     a = U.tensor_arg(abs, "polar", "abs", 1)
     t = U.tensor_arg(angle, "polar", "angle", 2)
+    _check_parts(a, t, "polar")
     return complex(A.mul(a, UN.cos(t)), A.mul(a, UN.sin(t)))
 
 
-@composite("angle")
+def _angle_decomp(x):
+    return PW.atan2(imag(x), real(x))
+
+
+def _angle_bw(ctx, g):
+    # PyTorch's formula: grad * z / |z|^2 * i, 0 at z == 0
+    x = ctx.args[0]
+    a = UN.abs(x)
+    return (PW.where(CMP.eq(x, 0.0), 0j, A.mul(A.div(A.mul(g, x), A.mul(a, a)), 1j)),)
+
+
+@defop("angle", decomposition=_angle_decomp, backward=_angle_bw, group="unary")
 def angle(input):
     """The argument of each element in radians (a real tensor; for a real input 0 or pi, NaN
-    kept); the gradient at 0 is 0, as PyTorch."""
+    kept, with zero gradients); the gradient at 0 is 0, as PyTorch."""
     x = U.tensor_arg(input, "angle")
     if x._dtype.category != _COMPLEX:
         if x._dtype.category != D._FLOAT:
             x = CP.cast(x, D.get_default_dtype())
-        return PW.where(CMP.isnan(x), x, PW.where(CMP.lt(x, 0.0), math.pi, 0.0))
-    re, im = real(x), imag(x)
-    zero = CMP.eq(x, 0.0)
-    return PW.where(zero, 0.0, PW.atan2(PW.where(zero, 0.0, im), PW.where(zero, 1.0, re)))
+        return None, PW.where(CMP.isnan(x), x, A.mul(CP.cast(CMP.lt(x, 0.0), x._dtype), math.pi)), None
+    return x._device, (x,), (x,)
 
 
 @composite("sgn", inplace=True)

@@ -336,7 +336,7 @@ def logaddexp2(input, other):
 def sinc(input):
     """``sin(pi x) / (pi x)``, 1 at 0."""
     x = U.tensor_arg(input, "sinc")
-    if x._dtype.category != _FLOAT:
+    if x._dtype.category < _FLOAT:
         x = x.to(D.get_default_dtype())
     dt = x._dtype
     x = U.opmath(x)

@@ -188,6 +188,13 @@ tan = _float_unary("tan", lambda x: A.div(sin(x), cos(x)), lambda ctx, g: (g * (
                    save_output=True, doc="tangent")
 
 
+def _acosh_bw(ctx, g):
+    x = _x(ctx)
+    if x._dtype.category == _COMPLEX:  # the principal branch's derivative (z * z - 1 loses the sign for Re z < 0)
+        return (g / (sqrt(x - 1) * sqrt(x + 1)),)
+    return (g / sqrt(x * x - 1),)
+
+
 def _asin(x):
     return PW.atan2(x, sqrt(A.sub(1.0, A.mul(x, x))))
 
@@ -207,7 +214,7 @@ cosh = _float_unary("cosh", lambda x: A.mul(A.add(exp(x), exp(neg(x))), 0.5), la
 asinh = _float_unary("asinh", lambda x: A.mul(sign(x), log(A.add(abs(x), sqrt(A.add(A.mul(x, x), 1.0))))),
                      lambda ctx, g: (g / sqrt(_x(ctx) * _x(ctx) + 1),), doc="inverse hyperbolic sine")
 acosh = _float_unary("acosh", lambda x: log(A.add(x, sqrt(A.sub(A.mul(x, x), 1.0)))),
-                     lambda ctx, g: (g / sqrt(_x(ctx) * _x(ctx) - 1),), doc="inverse hyperbolic cosine")
+                     _acosh_bw, doc="inverse hyperbolic cosine")
 atanh = _float_unary("atanh", lambda x: A.mul(log(A.div(A.add(x, 1.0), A.sub(1.0, x))), 0.5),
                      lambda ctx, g: (g / (1 - _x(ctx) * _x(ctx)),), doc="inverse hyperbolic tangent")
 sigmoid = _float_unary("sigmoid", lambda x: A.div(1.0, A.add(exp(neg(x)), 1.0)),
@@ -264,8 +271,7 @@ def _relu_meta(input):
     if x._dtype is D.bool:
         raise RuntimeError(f"relu: Boolean inputs not supported for relu ({U.desc(x)})")
     if x._dtype.category == _COMPLEX:
-        raise RuntimeError(f"relu: complex inputs are not supported ({U.desc(x)}): clamp is not supported for "
-                           "complex types")
+        raise NotImplementedError(f"relu: clamp is not supported for complex types ({U.desc(x)})")
     return x._device, (x,), (x,)
 
 
@@ -289,6 +295,8 @@ arcsin_, arccos_, arctan_, arcsinh_, arccosh_, arctanh_ = asin_, acos_, atan_, a
 
 def _float(x, op: str):
     x = U.tensor_arg(x, op)
+    if x._dtype.category == _COMPLEX:
+        raise RuntimeError(f"{op} is not supported for complex tensors.")
     return x if x._dtype.category == _FLOAT else CP.cast(x, D.get_default_dtype())
 
 

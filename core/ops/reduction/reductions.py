@@ -212,11 +212,11 @@ def _no_dim(dim) -> bool:
 
 def _extreme_plan(input, dim, keepdim, name):
     x = U.tensor_arg(input, name)
-    U.refuse_complex(x, name)
     if isinstance(dim, (tuple, list)) and x.dim():  # an empty dim is reported before a repeated one (PyTorch)
         _check_nonempty(x, [_wrap_dim(d, x.dim(), name) for d in dim], name)
     dims = U.dims_arg(None if _no_dim(dim) else dim, len(x._shape), name)
     _check_nonempty(x, dims, name, not _no_dim(dim))
+    U.refuse_complex(x, name)
     return x._device, (x, dims, bool(keepdim)), (x,)
 
 
@@ -320,10 +320,12 @@ def _extreme(input, dim, keepdim, other, name, full, op, rt):
 
 def _extreme_dim(x, dim, keepdim, name, op, rt):
     d = _wrap_dim(dim, x.dim(), name)
+    if x.dim() and x._shape[d] == 0:
+        raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+    if x._dtype.category == D._COMPLEX:
+        raise RuntimeError(f"{name}(): does not support complex input")
     if x.dim() == 0:
         return rt(x.clone(), CR.zeros((), dtype=D.int64, device=x._device))
-    if x._shape[d] == 0:
-        raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
     if x._dtype is D.bool:
         v, i = _extreme_dim(x.to(D.uint8), d, keepdim, name, op, rt)
         return rt(v.to(D.bool), i)

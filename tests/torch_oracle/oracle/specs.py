@@ -1,6 +1,7 @@
 """All generators: the op table (``OP_SPECS``, by op name) and nn.functional (``FUNCTIONAL_SPECS``)."""
 from __future__ import annotations
 
+from .specs_complex import COMPLEX_OPS
 from .specs_elementwise import ELEMENTWISE
 from .specs_functional import ACTIVATIONS, LOSSES
 from .specs_functional_nn import LAYERS
@@ -11,7 +12,7 @@ from .specs_shape import SHAPE
 
 __all__ = ["OP_SPECS", "FUNCTIONAL_SPECS"]
 
-OP_SPECS = {**ELEMENTWISE, **REDUCE, **SHAPE, **INDEX, **LINALG}
+OP_SPECS = {**ELEMENTWISE, **REDUCE, **SHAPE, **INDEX, **LINALG, **COMPLEX_OPS}
 
 
 def _prefixed(call):
