@@ -161,6 +161,7 @@ class Backend:
     #: dtype name -> (rtol, atol) used by the conformance suite against float64 numpy references
     tolerances: dict = {
         "float16": (1e-2, 1e-2), "bfloat16": (4e-2, 4e-2), "float32": (1e-4, 1e-5), "float64": (1e-7, 1e-9),
+        "complex64": (1e-4, 1e-5), "complex128": (1e-7, 1e-9),
     }
     #: test-id substring -> reason, for the conformance suite
     known_failures: dict = {}

@@ -71,12 +71,12 @@ def promote(op: str, a, b, kind: int):
         raise U.dtype_not_implemented(f"{op}_cpu", ct, f"{op} needs integer or bool operands")
     if ta:
         if a._dtype is not ct:
-            a = CP.cast(a, ct)
+            a = CP.cast(a, ct, op)
     else:
         a = _reduced_scalar(U.scalar_value(a, ct, op), ct, op)
     if tb:
         if b._dtype is not ct:
-            b = CP.cast(b, ct)
+            b = CP.cast(b, ct, op)
     else:
         b = _reduced_scalar(U.scalar_value(b, ct, op), ct, op)
     return a, b, dev, ct

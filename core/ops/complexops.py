@@ -121,6 +121,7 @@ def view_as_complex(input):
         raise RuntimeError("Tensor must have a stride divisible by 2 for all but last dimension")
     if x._offset % 2:
         raise RuntimeError("Tensor must have a storage_offset divisible by 2")
+    x._device._backend.check_dtype(D.to_complex(dt), "view_as_complex")
     return _dtype_view(view_as_complex, x, x._shape[:-1], tuple(s // 2 for s in x._stride[:-1]), x._offset // 2,
                        D.to_complex(dt), (x,))
 
@@ -204,6 +205,7 @@ def complex(real, imag):
     b = U.tensor_arg(imag, "complex", "imag", 2)
     _check_parts(a, b, "complex")
     dev = U.common_device("complex", a, b)
+    dev._backend.check_dtype(D.to_complex(a._dtype), "complex")
     shape = U.broadcast_all((a._shape, b._shape), "complex")
     if a._shape != shape:
         a = a.expand(shape)
