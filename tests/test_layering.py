@@ -25,7 +25,7 @@ LAYERS = (
     ("op families", ("ember.ops", "ember.ops.*")),
     ("the Tensor API: autograd engine, Tensor methods, printing, DLPack, plugin registries",
      ("ember.autograd", "ember.autograd.*", "ember._methods", "ember._repr", "ember._dlpack", "ember._legacy",
-      "ember._registry_hooks", "ember._toplevel")),
+      "ember._registry_hooks", "ember._toplevel", "ember._complex_methods")),
     ("libraries: nn, optim, data, serialization, distributed, device APIs",
      ("ember.nn", "ember.nn.*", "ember.optim", "ember.optim.*", "ember.utils", "ember.utils.*",
       "ember.serialization", "ember.serialization.*", "ember.distributed", "ember.distributed.*", "ember.cuda",

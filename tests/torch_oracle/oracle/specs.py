@@ -1,6 +1,7 @@
 """All generators: the op table (``OP_SPECS``, by op name) and nn.functional (``FUNCTIONAL_SPECS``)."""
 from __future__ import annotations
 
+from .specs_complex import COMPLEX_OPS
 from .specs_elementwise import ELEMENTWISE
 from .specs_factor import FACTOR
 from .specs_functional import ACTIVATIONS, LOSSES
@@ -13,7 +14,7 @@ from .specs_shape import SHAPE
 
 __all__ = ["OP_SPECS", "FUNCTIONAL_SPECS"]
 
-OP_SPECS = {**ELEMENTWISE, **REDUCE, **SHAPE, **INDEX, **LINALG, **MATHMISC, **FACTOR}
+OP_SPECS = {**ELEMENTWISE, **REDUCE, **SHAPE, **INDEX, **LINALG, **MATHMISC, **FACTOR, **COMPLEX_OPS}
 
 
 def _prefixed(call):
