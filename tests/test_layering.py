@@ -27,7 +27,7 @@ LAYERS = (
      ("ember.autograd", "ember.autograd.*", "ember._methods", "ember._repr", "ember._dlpack", "ember._legacy",
       "ember._registry_hooks", "ember._toplevel")),
     ("libraries: nn, optim, data, serialization, distributed, device APIs",
-     ("ember.nn", "ember.nn.*", "ember.optim", "ember.optim.*", "ember.utils", "ember.utils.*",
+     ("ember.nn", "ember.nn.*", "ember.special", "ember.optim", "ember.optim.*", "ember.utils", "ember.utils.*",
       "ember.serialization", "ember.serialization.*", "ember.distributed", "ember.distributed.*", "ember.cuda",
       "ember.cuda.*", "ember.cpu", "ember.cpu.*", "ember.amp", "ember.amp.*", "ember.multiprocessing",
       "ember.multiprocessing.*", "ember.backends", "ember.backends.*", "ember.sparse", "ember.accelerator",
