@@ -40,7 +40,7 @@ def main():
     print('__all__ = ["EULER_GAMMA", "ZETA_M1", "BERNOULLI", "ERFCX_H", "ERFCX_END", "ERFCX_TAYLOR"]\n')
     print(f"EULER_GAMMA = {fmt(mp.euler)}")
     print("#: ZETA_M1[k] = zeta(k) - 1 for k >= 2 (0 and 1 unused)")
-    print("ZETA_M1 = (\n" + wrapped([0, 0] + [mp.zeta(k) - 1 for k in range(2, 41)]) + "\n)")
+    print("ZETA_M1 = (\n" + wrapped([0, 0] + [mp.zeta(k) - 1 for k in range(2, 61)]) + "\n)")
     print("#: BERNOULLI[k] = B_2k for k >= 1 (0 unused)")
     print("BERNOULLI = (\n" + wrapped([0] + [mp.bernoulli(2 * k) for k in range(1, 21)]) + "\n)")
     print(f"ERFCX_H, ERFCX_END = {ERFCX_H}, {ERFCX_END}")

@@ -96,23 +96,28 @@ def _stirling(z):
 
 
 _LG1 = [0.0, -TB.EULER_GAMMA] + [(-1) ** k * (TB.ZETA_M1[k] + 1.0) / k for k in range(2, 31)]
-_LG2 = [0.0, 1.0 - TB.EULER_GAMMA] + [(-1) ** k * TB.ZETA_M1[k] / k for k in range(2, 31)]
+_LG2 = [0.0, 1.0 - TB.EULER_GAMMA] + [(-1) ** k * TB.ZETA_M1[k] / k for k in range(2, 61)]
 
 
 def lgamma_ge_half(y):
-    """lgamma(y) for y >= 1/2 (inf stays inf): series about 1 and 2 near the zeros, else the
-    recurrence up to 10 and Stirling's series."""
-    cnt = _shift_count(y)
+    """lgamma(y) for y >= 1/2 (inf stays inf): the series of lgamma(1 + t) on [0.75, 1.25], of
+    lgamma(2 + t) on [1.25, 3) (and for y + 1 on [0.5, 0.75)), the recurrence down to [2, 3)
+    below 10 (a sum of positive terms), Stirling's series above."""
+    n = PW.clamp(UN.floor(y) - 2.0, 0.0, 7.0)
+    mid_range = CMP.logical_and(CMP.ge(y, 3.0), CMP.lt(y, 10.0))
+    u = where(mid_range, y - n, y)
     prod = CR.ones_like(y)
-    for k in range(10):
-        prod = prod * where(CMP.gt(cnt, float(k)), y + float(k), 1.0)
-    big = where(CMP.eq(y, math.inf), y, _stirling(y + cnt) - UN.log(prod))
-    t1 = y - 1.0
-    t2 = y - 2.0
+    for k in range(7):
+        prod = prod * where(CMP.logical_and(mid_range, CMP.gt(n, float(k))), u + float(k), 1.0)
+    t2 = where(CMP.lt(u, 10.0), u - 2.0, 0.0)
+    mid = horner(t2, _LG2) + UN.log(prod)
+    t1 = where(CMP.lt(y, 1.25), y - 1.0, 0.0)
     near1 = horner(t1, _LG1)
-    near2 = horner(t2, _LG2)
-    r = where(CMP.le(UN.abs(t1), 0.25), near1, big)
-    return where(CMP.le(UN.abs(t2), 0.25), near2, r)
+    below = horner(t1, _LG2) - UN.log(y)  # lgamma(y + 1) - log(y)
+    big = where(CMP.eq(y, math.inf), y, _stirling(where(CMP.ge(y, 10.0), y, 10.0)))
+    r = where(CMP.ge(y, 10.0), big, mid)
+    r = where(CMP.lt(y, 1.25), near1, r)
+    return where(CMP.lt(y, 0.75), below, r)
 
 
 def digamma_ge_half(y):
@@ -142,7 +147,7 @@ def _erfcx_nonneg(x):
     """erfcx(x) for x >= 0 (inf gives 0): the Taylor pieces below ERFCX_END, the asymptotic
     series above."""
     h, end = TB.ERFCX_H, TB.ERFCX_END
-    xs = PW.clamp(where(CMP.isnan(x), 0.0, x), 0.0, end - h / 2)
+    xs = PW.clamp(where(CMP.isnan(x), 0.0, x), 0.0, end)
     idx = PW.clamp(UN.floor(xs / h), 0.0, len(TB.ERFCX_TAYLOR) - 1.0)
     t = xs - (idx + 0.5) * h
     rows = IX.index_select(_erfcx_table(x), 0, idx.reshape(-1).to(dtype=D.int64))

@@ -52,6 +52,7 @@ def _lgamma(x):
     lg = N.lgamma_ge_half(y)
     refl = UN.log(PI / UN.abs(N.sinpi(x))) - lg
     r = where(neg, refl, lg)
+    r = where(CMP.isnan(x), x, r)
     return where(N.is_nonpos_int(x), math.inf, r)
 
 
@@ -88,7 +89,7 @@ def zeta_values(s, q):
     # q < 0, not an integer, s an integer: the terms with q + n < 0 are (-1)^s (r + j)^-s
     m = UN.ceil(-q)
     qm = where(CMP.lt(q, 0.0), q + m, 0.5)
-    r = where(CMP.lt(q, 0.0), 1.0 - q - m, 0.5)
+    r = where(CMP.lt(q, 0.0), -(q + (m - 1.0)), 0.5)  # exact: q + (m - 1) is in (-1, 0)
     far = where(CMP.lt(q, 0.0), 1.0 - q, 1.5)
     sign = 1.0 - 2.0 * A.remainder(s, 2.0)
     neg = N.hurwitz_zeta_pos(s, qm) + sign * (N.hurwitz_zeta_pos(s, r) - N.hurwitz_zeta_pos(s, far))
