@@ -37,7 +37,7 @@ LAYERS = (
 
 #: third-party packages that are optional extras: imported where used, inside functions
 OPTIONAL_PACKAGES = {"ml_dtypes", "mpi4py", "threadpoolctl", "scipy", "safetensors", "tqdm", "matplotlib",
-                     "tensorboard"}
+                     "tensorboard", "mpmath"}
 
 #: modules allowed to import inside functions, and why
 FUNCTION_IMPORT_EXCEPTIONS = {

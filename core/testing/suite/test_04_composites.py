@@ -9,6 +9,7 @@ from ember.testing.suite.optable_linalg import LINALG_CASES
 from ember.testing.suite.optable_math import MATH_CASES
 from ember.testing.suite.optable_reduce import REDUCE_CASES
 from ember.testing.suite.optable_shape import SHAPE_CASES
+from ember.testing.suite.optable_special import SPECIAL_CASES
 
 
 @pytest.mark.parametrize("case", COMPOSITE_CASES, ids=[c.name for c in COMPOSITE_CASES])
@@ -33,4 +34,9 @@ def test_linalg(device, case):
 
 @pytest.mark.parametrize("case", SHAPE_CASES, ids=[c.name for c in SHAPE_CASES])
 def test_shape_and_indexing(device, case):
+    case.run(device)
+
+
+@pytest.mark.parametrize("case", SPECIAL_CASES, ids=[c.name for c in SPECIAL_CASES])
+def test_special(device, case):
     case.run(device)
