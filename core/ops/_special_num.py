@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 
 from .. import _dtype as D
+from .. import _state
 from . import _special_tables as TB
 from . import arithmetic as A
 from . import comparison as CMP
@@ -22,7 +23,7 @@ from . import pointwise as PW
 from . import unary as UN
 
 __all__ = ["horner", "sinpi", "cospi", "hurwitz_zeta_pos", "lgamma_ge_half", "digamma_ge_half", "erfcx",
-           "erfc_accurate", "bessel_i_scaled", "is_nonpos_int", "log1p_accurate"]
+           "erfc_accurate", "bessel_i_scaled", "is_nonpos_int", "log1p_accurate", "detached"]
 
 where = PW.where
 PI = math.pi
@@ -69,15 +70,13 @@ def hurwitz_zeta_pos(s, q, terms: int = 9):
     a = q + float(terms)
     b = A.pow(a, -s)
     total = total + A.pow(a, 1.0 - s) / (s - 1.0) + b * 0.5
-    # sum_k B_2k / (2k)! * s (s + 1) ... (s + 2k - 2) * a^(-s - 2k + 1)
-    rising = s * 1.0
-    inv_a = 1.0 / a
-    term_pow = b * inv_a
-    inv_a2 = inv_a * inv_a
+    # sum_k B_2k / (2k)! * s (s + 1) ... (s + 2k - 2) * a^(-s - 2k + 1), each term from the last
+    # (so that a tail that underflows gives 0, not 0 * inf)
+    inv_a2 = 1.0 / (a * a)
+    term = s * b / a
     for k in range(1, 13):
-        total = total + rising * term_pow * (TB.BERNOULLI[k] / math.factorial(2 * k))
-        rising = rising * (s + float(2 * k - 1)) * (s + float(2 * k))
-        term_pow = term_pow * inv_a2
+        total = total + term * (TB.BERNOULLI[k] / math.factorial(2 * k))
+        term = term * (s + float(2 * k - 1)) * inv_a2 * (s + float(2 * k))
     return total
 
 
@@ -235,3 +234,13 @@ def log1p_accurate(u):
     r = UN.log(w) * (u / safe)
     r = where(CMP.eq(d, 0.0), u, r)
     return where(CMP.eq(u, math.inf), math.inf, r)
+
+
+def detached(fn):
+    """The decomposition of an op PyTorch does not differentiate: run without recording, so that
+    its result does not require grad."""
+    def run(*args):
+        with _state.grad_disabled():
+            return fn(*args)
+    run.__name__ = fn.__name__
+    return run

@@ -39,7 +39,8 @@ def _opmath(fn):
 
 
 def _unary(name, decomposition, backward, doc, **kw):
-    return defop(name, UN.unary_meta(name, UN.FLOAT), decomposition=_opmath(decomposition), backward=backward,
+    decomposition = _opmath(decomposition) if backward is not None else N.detached(_opmath(decomposition))
+    return defop(name, UN.unary_meta(name, UN.FLOAT), decomposition=decomposition, backward=backward,
                  differentiable=backward is not None, result="elementwise", group="special", doc=doc,
                  module=__name__, **kw)
 

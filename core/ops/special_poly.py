@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from .._tensor import Tensor
 from . import _args as U
+from . import _special_num as N
 from . import arithmetic as A
 from . import comparison as CMP
 from . import creation as CR
@@ -140,7 +141,7 @@ def _declare(name, fn, what):
 
     def decomposition(x, n):
         return fn(*_tensors(x, n))
-    return defop(op, meta, decomposition=decomposition, differentiable=False, result="elementwise", method=False,
+    return defop(op, meta, decomposition=N.detached(decomposition), differentiable=False, result="elementwise", method=False,
                  group="special", module=__name__)
 
 

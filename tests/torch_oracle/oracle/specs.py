@@ -8,10 +8,11 @@ from .specs_index import INDEX
 from .specs_linalg import LINALG
 from .specs_reduce import REDUCE
 from .specs_shape import SHAPE
+from .specs_special import SPECIAL
 
 __all__ = ["OP_SPECS", "FUNCTIONAL_SPECS"]
 
-OP_SPECS = {**ELEMENTWISE, **REDUCE, **SHAPE, **INDEX, **LINALG}
+OP_SPECS = {**ELEMENTWISE, **REDUCE, **SHAPE, **INDEX, **LINALG, **SPECIAL}
 
 
 def _prefixed(call):
