@@ -141,8 +141,8 @@ def _declare(name, fn, what):
 
     def decomposition(x, n):
         return fn(*_tensors(x, n))
-    return defop(op, meta, decomposition=N.detached(decomposition), differentiable=False, result="elementwise", method=False,
-                 group="special", module=__name__)
+    return defop(op, meta, decomposition=N.detached(decomposition), differentiable=False, result="elementwise",
+                 method=False, group="special", module=__name__)
 
 
 special_chebyshev_polynomial_t = _declare("chebyshev_polynomial_t", _cheb_t, "Chebyshev polynomial of the first kind")
