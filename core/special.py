@@ -9,6 +9,7 @@ docs/special.md lists every name with its accuracy.
 from __future__ import annotations
 
 from .ops import reduction as _R
+from .ops import special_bessel as _B
 from .ops import special_gamma as _G
 from .ops import special_misc as _M
 from .ops import special_poly as _P
@@ -16,13 +17,13 @@ from .ops import unary as _UN
 from .ops.nn import activation as _ACT
 from .ops.pointwise import sinc, xlogy
 
-__all__ = ["chebyshev_polynomial_t",
+__all__ = ["bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "chebyshev_polynomial_t",
            "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w", "digamma", "entr", "erf",
            "erfc", "erfcx", "erfinv", "exp2", "expit", "expm1", "gammaln",
            "hermite_polynomial_h", "hermite_polynomial_he", "i0", "i0e", "i1", "i1e", "laguerre_polynomial_l",
            "legendre_polynomial_p", "log1p", "log_ndtr", "log_softmax", "logit", "logsumexp", "modified_bessel_i0",
-           "modified_bessel_i1", "multigammaln", "ndtr", "ndtri",
-           "polygamma", "psi", "round",
+           "modified_bessel_i1", "modified_bessel_k0", "modified_bessel_k1", "multigammaln", "ndtr", "ndtri",
+           "polygamma", "psi", "round", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1",
            "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
            "shifted_chebyshev_polynomial_w", "sinc", "softmax", "spherical_bessel_j0", "xlog1py", "xlogy", "zeta"]
 
@@ -41,6 +42,11 @@ entr, xlog1py = _M.special_entr, _M.special_xlog1py
 i0e, i1, i1e = _M.special_i0e, _M.special_i1, _M.special_i1e
 modified_bessel_i0, modified_bessel_i1 = _M.special_modified_bessel_i0, _M.special_modified_bessel_i1
 spherical_bessel_j0 = _M.special_spherical_bessel_j0
+bessel_j0, bessel_j1, bessel_y0, bessel_y1 = (_B.special_bessel_j0, _B.special_bessel_j1, _B.special_bessel_y0,
+                                              _B.special_bessel_y1)
+modified_bessel_k0, modified_bessel_k1 = _B.special_modified_bessel_k0, _B.special_modified_bessel_k1
+scaled_modified_bessel_k0 = _B.special_scaled_modified_bessel_k0
+scaled_modified_bessel_k1 = _B.special_scaled_modified_bessel_k1
 chebyshev_polynomial_t = _P.special_chebyshev_polynomial_t
 chebyshev_polynomial_u = _P.special_chebyshev_polynomial_u
 chebyshev_polynomial_v = _P.special_chebyshev_polynomial_v
@@ -57,8 +63,7 @@ legendre_polynomial_p = _P.special_legendre_polynomial_p
 
 
 #: torch.special names ember does not have yet (docs/special.md)
-NOT_YET = ("airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "gammainc", "gammaincc",
-           "modified_bessel_k0", "modified_bessel_k1", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1")
+NOT_YET = ("airy_ai", "gammainc", "gammaincc")
 
 
 def __getattr__(name: str):

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from .. import _plugins
 from . import (arithmetic, comparison, copy, creation, indexing, linalg, nn, optim, pointwise, primitives, random,
-               reduction, shape, sparse, special_gamma, special_misc, special_poly, unary, views)
+               reduction, shape, sparse, special_bessel, special_gamma, special_misc, special_poly, unary,
+               views)
 from .arithmetic import *  # noqa: F401,F403
 from .comparison import *  # noqa: F401,F403
 from .copy import *  # noqa: F401,F403

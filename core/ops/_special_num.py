@@ -81,7 +81,7 @@ def hurwitz_zeta_pos(s, q, terms: int = 9):
 
 
 def _shift_count(x):
-    """How many unit steps take ``x`` (>= 1/2) to at least 10, as a float tensor."""
+    """How many unit steps take ``x`` (> 0) to at least 10, as a float tensor."""
     return UN.ceil(PW.clamp(_SHIFT - x, min=0.0))
 
 
@@ -99,8 +99,8 @@ _LG2 = [0.0, 1.0 - TB.EULER_GAMMA] + [(-1) ** k * TB.ZETA_M1[k] / k for k in ran
 
 
 def lgamma_ge_half(y):
-    """lgamma(y) for y >= 1/2 (inf stays inf): the series of lgamma(1 + t) on [0.75, 1.25], of
-    lgamma(2 + t) on [1.25, 3) (and for y + 1 on [0.5, 0.75)), the recurrence down to [2, 3)
+    """lgamma(y) for y > 0 (inf stays inf): the series of lgamma(1 + t) on [0.75, 1.25], of
+    lgamma(2 + t) on [1.25, 3) (and for y + 1 on (0, 0.75)), the recurrence down to [2, 3)
     below 10 (a sum of positive terms), Stirling's series above."""
     n = PW.clamp(UN.floor(y) - 2.0, 0.0, 7.0)
     mid_range = CMP.logical_and(CMP.ge(y, 3.0), CMP.lt(y, 10.0))
@@ -120,7 +120,7 @@ def lgamma_ge_half(y):
 
 
 def digamma_ge_half(y):
-    """digamma(y) for y >= 1/2: the recurrence up to 10 and the asymptotic series."""
+    """digamma(y) for y > 0: the recurrence up to 10 and the asymptotic series."""
     cnt = _shift_count(y)
     acc = CR.zeros_like(y)
     for k in range(10):
@@ -131,31 +131,39 @@ def digamma_ge_half(y):
     return UN.log(z) - 0.5 / z - series - acc
 
 
-_ERFCX_ROWS: dict = {}
+_TABLES: dict = {}
 
 
-def _erfcx_table(like):
-    key = (like._device, like._dtype)
-    t = _ERFCX_ROWS.get(key)
+def _table(rows, like):
+    """``rows`` (a tuple of tuples of floats) as a tensor of ``like``'s dtype and device, cached."""
+    key = (id(rows), like._device, like._dtype)
+    t = _TABLES.get(key)
     if t is None:
-        t = _ERFCX_ROWS[key] = CR.tensor([list(r) for r in TB.ERFCX_TAYLOR], dtype=like._dtype, device=like._device)
+        t = _TABLES[key] = CR.tensor([list(r) for r in rows], dtype=like._dtype, device=like._device)
     return t
+
+
+def piecewise_taylor(x, rows, start: float, h: float):
+    """The Taylor polynomial of the piece of ``x``: ``rows[i]`` holds the coefficients (lowest
+    first) about the centre of [start + i h, start + (i + 1) h); outside the pieces the nearest
+    piece is used (the caller selects another formula there)."""
+    n = len(rows)
+    xs = PW.clamp(where(CMP.isnan(x), start, x), start, start + n * h)
+    idx = PW.clamp(UN.floor((xs - start) / h), 0.0, n - 1.0)
+    t = (xs - start - (idx + 0.5) * h).reshape(-1)
+    coeffs = IX.index_select(_table(rows, x), 0, idx.reshape(-1).to(dtype=D.int64))
+    ncol = coeffs.shape[1]
+    r = coeffs[:, ncol - 1]
+    for j in range(ncol - 2, -1, -1):
+        r = r * t + coeffs[:, j]
+    return r.reshape(x.shape)
 
 
 def _erfcx_nonneg(x):
     """erfcx(x) for x >= 0 (inf gives 0): the Taylor pieces below ERFCX_END, the asymptotic
     series above."""
-    h, end = TB.ERFCX_H, TB.ERFCX_END
-    xs = PW.clamp(where(CMP.isnan(x), 0.0, x), 0.0, end)
-    idx = PW.clamp(UN.floor(xs / h), 0.0, len(TB.ERFCX_TAYLOR) - 1.0)
-    t = xs - (idx + 0.5) * h
-    rows = IX.index_select(_erfcx_table(x), 0, idx.reshape(-1).to(dtype=D.int64))
-    ncol = rows.shape[1]
-    tf = t.reshape(-1)
-    r = rows[:, ncol - 1]
-    for j in range(ncol - 2, -1, -1):
-        r = r * tf + rows[:, j]
-    pieces = r.reshape(x.shape)
+    end = TB.ERFCX_END
+    pieces = piecewise_taylor(x, TB.ERFCX_TAYLOR, 0.0, TB.ERFCX_H)
     xa = where(CMP.lt(x, end), end, x)  # the asymptotic series where it is used, harmless elsewhere
     inv2 = 1.0 / (2.0 * xa * xa)
     coeffs = [1.0]

@@ -47,11 +47,13 @@ def _unary_defop(name, decomposition, backward, doc, **kw):
 # -- lgamma -------------------------------------------------------------------------------------
 
 def _lgamma(x):
-    neg = CMP.lt(x, 0.5)
+    neg = CMP.lt(x, 0.0)  # the reflection for x < 0 only (lgamma_ge_half is exact to 0)
     y = where(neg, 1.0 - x, x)
     lg = N.lgamma_ge_half(y)
-    refl = UN.log(PI / UN.abs(N.sinpi(x))) - lg
+    refl = (math.log(PI) - UN.log(UN.abs(N.sinpi(x)))) - lg  # (pi / sin overflows for subnormal x)
     r = where(neg, refl, lg)
+    ax = UN.abs(x)
+    r = where(CMP.logical_and(CMP.lt(ax, 1e-20), CMP.gt(ax, 0.0)), -UN.log(ax), r)  # -log|x| - gamma x
     r = where(CMP.isnan(x), x, r)
     return where(N.is_nonpos_int(x), math.inf, r)
 
@@ -64,7 +66,7 @@ lgamma_ = lgamma.inplace
 # -- digamma ------------------------------------------------------------------------------------
 
 def _digamma(x):
-    neg = CMP.lt(x, 0.5)
+    neg = CMP.lt(x, 0.0)  # the reflection for x < 0 only (the recurrence is exact to 0)
     y = where(neg, 1.0 - x, x)
     psi = N.digamma_ge_half(y)
     refl = psi - PI * N.cospi(x) / N.sinpi(x)
@@ -95,11 +97,11 @@ def zeta_values(s, q):
     neg = N.hurwitz_zeta_pos(s, qm) + sign * (N.hurwitz_zeta_pos(s, r) - N.hurwitz_zeta_pos(s, far))
     out = where(CMP.gt(q, 0.0), pos, neg)
     out = where(CMP.logical_and(CMP.lt(q, 0.0), CMP.ne(UN.floor(s), s)), math.nan, out)
-    out = where(N.is_nonpos_int(q), math.inf, out)
     s_inf = CMP.eq(s, math.inf)
     out = where(s_inf, where(CMP.gt(q, 1.0), math.nan, where(CMP.eq(q, 1.0), 1.0, math.inf)), out)
     out = where(CMP.eq(q, math.inf), math.nan, out)
     out = where(CMP.logical_or(CMP.isnan(s), CMP.isnan(q)), math.nan, out)
+    out = where(N.is_nonpos_int(q), math.inf, out)
     out = where(CMP.eq(s, 1.0), math.inf, out)
     return where(CMP.lt(s, 1.0), math.nan, out)
 

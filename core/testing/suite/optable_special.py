@@ -83,6 +83,11 @@ def _erfcx_mp(x):
     return _vec(lambda v: mp.exp(mp.mpf(v) ** 2) * mp.erfc(v))(x)
 
 
+def _k_scaled_mp(x, nu):
+    mp = _mpmath()
+    return _vec(lambda v: mp.exp(v) * mp.besselk(nu, v))(x)
+
+
 def _entr(x):
     return np.where(x > 0, -x * np.log(np.where(x > 0, x, 1.0)), np.where(x == 0, 0.0, -np.inf))
 
@@ -174,4 +179,20 @@ SPECIAL_CASES = [
     C("modified_bessel_i1", ES.modified_bessel_i1, _mp("besseli", 1), [dict(shape=S, low=-5.0, high=5.0)],
       dtypes=F, mp=True),
     C("spherical_bessel_j0", ES.spherical_bessel_j0, _sbj0, [dict(shape=S, low=-20.0, high=20.0)], dtypes=F),
+    C("bessel_j0", ES.bessel_j0, _mp("besselj", 0), [dict(shape=S, low=-40.0, high=40.0)], dtypes=F, mp=True,
+      atol=1e-6),
+    C("bessel_j1", ES.bessel_j1, _mp("besselj", 1), [dict(shape=S, low=-40.0, high=40.0)], dtypes=F, mp=True,
+      atol=1e-6),
+    C("bessel_y0", ES.bessel_y0, _mp("bessely", 0), [dict(shape=S, low=0.05, high=40.0)], dtypes=F, mp=True,
+      atol=1e-6),
+    C("bessel_y1", ES.bessel_y1, _mp("bessely", 1), [dict(shape=S, low=0.05, high=40.0)], dtypes=F, mp=True,
+      atol=1e-6),
+    C("modified_bessel_k0", ES.modified_bessel_k0, _mp("besselk", 0), [dict(shape=S, low=0.05, high=40.0)],
+      dtypes=F, mp=True),
+    C("modified_bessel_k1", ES.modified_bessel_k1, _mp("besselk", 1), [dict(shape=S, low=0.05, high=40.0)],
+      dtypes=F, mp=True),
+    C("scaled_modified_bessel_k0", ES.scaled_modified_bessel_k0, lambda x: _k_scaled_mp(x, 0),
+      [dict(shape=S, low=0.05, high=400.0)], dtypes=F, mp=True),
+    C("scaled_modified_bessel_k1", ES.scaled_modified_bessel_k1, lambda x: _k_scaled_mp(x, 1),
+      [dict(shape=S, low=0.05, high=400.0)], dtypes=F, mp=True),
 ] + _poly_cases()

@@ -22,6 +22,12 @@ UNARY = {
     "special_entr": ("special.entr", 1e3), "special_spherical_bessel_j0": ("special.spherical_bessel_j0", 100.0),
     "special_modified_bessel_i0": ("special.modified_bessel_i0", 60.0),
     "special_modified_bessel_i1": ("special.modified_bessel_i1", 60.0),
+    "special_bessel_j0": ("special.bessel_j0", 60.0), "special_bessel_j1": ("special.bessel_j1", 60.0),
+    "special_bessel_y0": ("special.bessel_y0", 60.0), "special_bessel_y1": ("special.bessel_y1", 60.0),
+    "special_modified_bessel_k0": ("special.modified_bessel_k0", 60.0),
+    "special_modified_bessel_k1": ("special.modified_bessel_k1", 60.0),
+    "special_scaled_modified_bessel_k0": ("special.scaled_modified_bessel_k0", 800.0),
+    "special_scaled_modified_bessel_k1": ("special.scaled_modified_bessel_k1", 800.0),
 }
 ALIASES = {"lgamma": ("special.gammaln",), "digamma": ("special.psi", "special.digamma"), "i0": ("special.i0",)}
 POLYS = ("chebyshev_polynomial_t chebyshev_polynomial_u chebyshev_polynomial_v chebyshev_polynomial_w "
@@ -30,8 +36,12 @@ POLYS = ("chebyshev_polynomial_t chebyshev_polynomial_u chebyshev_polynomial_v c
          "legendre_polynomial_p").split()
 
 
-def _input(draw, wide):
+def _input(draw, wide, name=""):
     if draw(st.booleans()):
+        if name.startswith("special_bessel_"):
+            # integers up to 1000 only: for large x, PyTorch's float32 J and Y lose the phase of
+            # x - pi/4 (ember reduces the argument exactly: docs/special.md)
+            return draw(tensors(ALL, low=-1000, high=1000))
         return draw(tensors(ALL))
     lo = 0.0 if wide == 1.0 else -wide
     return draw(tensors(FLOATS, low=lo, high=wide))
@@ -40,7 +50,7 @@ def _input(draw, wide):
 def _unary(name, fn, wide):
     @st.composite
     def gen(draw):
-        x = _input(draw, wide)
+        x = _input(draw, wide, name)
         path = draw(st.sampled_from((fn,) + ALIASES.get(name, ())))
         if name in ("lgamma", "digamma", "i0") and draw(st.integers(0, 3)) == 0:
             path = f"Tensor.{name}"
