@@ -91,7 +91,7 @@ def _psi_sum(k):  # psi(k + 1) + psi(k + 2)
 def _small_y(x, nu: int):
     """Y_nu(x) for 0 < x < 2: the power series with the logarithm."""
     q = x * x * 0.25
-    log_term = UN.log(x * 0.5)
+    log_term = UN.log(x) - math.log(2.0)  # (x / 2 underflows for the smallest subnormals)
     if nu == 0:
         s = N.horner(q, [0.0] + [(-1) ** (k + 1) * _H[k] / (_F[k] ** 2) for k in range(1, _TERMS)])
         return (2.0 / PI) * ((log_term + GAMMA) * _j(x, 0) + s)
@@ -102,7 +102,8 @@ def _small_y(x, nu: int):
 def _small_k(x, nu: int):
     """K_nu(x) for 0 < x < 2: the power series with the logarithm."""
     q = x * x * 0.25
-    log_term = UN.log(x * 0.5)
+    # log(x / 2) as PyTorch rounds it for K1 (NaN at the smallest subnormals, where x / 2 is 0)
+    log_term = UN.log(x) - math.log(2.0) if nu == 0 else UN.log(x * 0.5)
     i_scaled, i_plain = N.bessel_i_scaled(x, nu)
     if nu == 0:
         s = N.horner(q, [0.0] + [_H[k] / (_F[k] ** 2) for k in range(1, _TERMS)])
