@@ -192,7 +192,7 @@ def mvlgamma(input, p):
     x = U.tensor_arg(input, "mvlgamma")
     if x._dtype.category != D._FLOAT:
         x = x.to(D.get_default_dtype())
-    total = lgamma(x)
+    total = lgamma(x + 0.0)  # x - 0 / 2 as PyTorch forms it: -0.0 becomes +0.0 (its gradient is digamma(+0))
     for i in range(1, p):
         total = total + lgamma(x - i / 2.0)
     return total + p * (p - 1) / 4.0 * math.log(PI)
