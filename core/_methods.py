@@ -535,6 +535,7 @@ def install() -> None:
     T.bernoulli = _bernoulli
     T.multinomial = _random.multinomial
     T.where = tensor_where
+    T.polygamma, T.polygamma_ = ops.special_gamma.tensor_polygamma, ops.special_gamma.tensor_polygamma_
     T.T = property(_T)
     T.mT = property(_mT)
     T.H = property(_T)
