@@ -19,6 +19,7 @@ import math
 
 from ember.backend import Tensor, broadcast_shapes
 
+from . import cplx
 from . import layout as L
 from . import tensors as tn
 from .args import Args
@@ -57,13 +58,21 @@ def _head(t, RB: int, n: str, i: str, n_step: int, i_step: int, *more_types) -> 
             _batch_code(RB)]
 
 
+def _madd(at, x: str, y: str) -> str:
+    """C statement adding ``x * y`` to ``acc`` in type ``at`` (complex: the complex product)."""
+    if at.is_complex:
+        return f"acc = acc + cx_mul_{cplx.suffix(at)}({x}, {y});"
+    return f"acc += {x} * {y};"
+
+
 def _naive_src(t, at, RB):
     lines = _head(t, RB, "n", "i", 1, 1, at) + [
         "  long sam = m.sa_m, sak = m.sa_k, sbk = m.sb_k, sbn = m.sb_n;",
         f"  {at.ct} acc = 0;",
         "  long pa = ao + i * sam, pb = bo + n * sbn;",
-        "  for (long k = 0; k < K; ++k) { acc += (" + at.ct + ")(" + t.load("a", "pa") + ") * (" + at.ct + ")("
-        + t.load("b", "pb") + "); pa += sak; pb += sbk; }",
+        "  for (long k = 0; k < K; ++k) { " + _madd(at, f"({at.ct})({t.load('a', 'pa')})",
+                                                     f"({at.ct})({t.load('b', 'pb')})")
+        + " pa += sak; pb += sbk; }",
         "  " + t.store("c", "(bt * Mr + i) * N + n", f"({t.ct})acc") + ";",
         "}"]
     return "\n".join(lines) + "\n", "mm"
@@ -178,7 +187,7 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
                           bst_b=bbst)
     bufs = (out._storage._data.cl, a._storage._data.cl, b._storage._data.cl)
     if kind == "naive":
-        at = TYPES["float32"] if t.f16 or t.bf16 else (TYPES["int64"] if not t.is_float else t)
+        at = TYPES["float32"] if t.f16 or t.bf16 else (TYPES["int64"] if t.is_int or t.is_bool else t)
         k = cd.kernel(("mm", "naive", t.name, RB), lambda: _naive_src(t, at, RB))
         l0 = 16 if N >= 16 else 1
         l1 = 4 if Mr >= 4 else 1
