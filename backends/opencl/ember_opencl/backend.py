@@ -77,8 +77,8 @@ class OpenCLBackend(Backend):
 
     def _check_device_dtype(self, dtype, cd, op: str) -> None:
         if dtype.name in _FP64 and not cd.fp64:
-            raise TypeError(f"{op}: dtype {dtype.name} is not supported by opencl:{cd.index} ({cd.name}): the device has "
-                            "no cl_khr_fp64")
+            raise TypeError(f"{op}: dtype {dtype.name} is not supported by opencl:{cd.index} ({cd.name}): the "
+                            "device has no cl_khr_fp64")
 
     # -- runtime verbs --------------------------------------------------------------------------
     def empty(self, shape, dtype, device):
