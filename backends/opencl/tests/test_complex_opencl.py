@@ -227,6 +227,18 @@ def test_complex_gemm_batched_broadcast_and_transposed(dev, dt):
            atol=tol)
 
 
+@pytest.mark.parametrize("dt", CX, ids=lambda d: d.name)
+def test_larger_products_take_one_real_tiled_gemm(dev, dt):
+    a, b = _z((3, 1, 20, 30), seed=16), _z((4, 30, 25), seed=17)
+    x, y = _on(a, dt, dev), _on(b, dt, dev)
+    a, b = a.astype(dt.np).astype(complex), b.astype(dt.np).astype(complex)
+    tol = 1e-4 if dt is ember.complex64 else 1e-12
+    _check(x @ y, a @ b, dt, rtol=tol, atol=tol)
+    _check(x[..., ::2, :].transpose(-1, -2) @ y[0, ::3].conj(),
+           np.swapaxes(a[..., ::2, :], -1, -2) @ b[0, ::3].conj(), dt, rtol=tol, atol=tol)
+    _check(x[0, 0] @ y[1, :, 3], a[0, 0] @ b[1, :, 3], dt, rtol=tol, atol=tol)
+
+
 def test_gather_index_select_and_scatter_add(dev):
     a = _z((4, 5), seed=12)
     x = _on(a, ember.complex64, dev)
