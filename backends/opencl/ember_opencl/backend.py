@@ -18,8 +18,11 @@ from .kernels.tensors import cstrides, new_tensor
 from .kernels.memory import to_host
 from .kernels.random import PhiloxGenerator
 
-# always available: 16-bit floats are stored as 16-bit words and computed in float
-_BASE = frozenset({"bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32"})
+# always available: 16-bit floats are stored as 16-bit words and computed in float; complex64 is
+# a pair of floats computed as float2 (complex128, double2, comes with float64)
+_BASE = frozenset({"bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32",
+                   "complex64"})
+_FP64 = frozenset({"float64", "complex128"})
 
 
 class OpenCLBackend(Backend):
@@ -37,7 +40,7 @@ class OpenCLBackend(Backend):
         if ok:
             fp64 = any("cl_khr_fp64" in d.extensions.split() or getattr(d, "double_fp_config", 0)
                        for _, d in runtime.devices())
-        self.dtypes = _BASE | {"float64"} if fp64 else _BASE
+        self.dtypes = _BASE | _FP64 if fp64 else _BASE
 
     # -- devices --------------------------------------------------------------------------------
     def availability(self) -> tuple:
@@ -73,21 +76,21 @@ class OpenCLBackend(Backend):
         return runtime.open_device(self.current_device() if i is None else i)
 
     def _check_device_dtype(self, dtype, cd, op: str) -> None:
-        if dtype is D.float64 and not cd.fp64:
-            raise TypeError(f"{op}: dtype float64 is not supported by opencl:{cd.index} ({cd.name}): the device has "
-                            "no cl_khr_fp64")
+        if dtype.name in _FP64 and not cd.fp64:
+            raise TypeError(f"{op}: dtype {dtype.name} is not supported by opencl:{cd.index} ({cd.name}): the "
+                            "device has no cl_khr_fp64")
 
     # -- runtime verbs --------------------------------------------------------------------------
     def empty(self, shape, dtype, device):
         cd = self.cl(device)
-        if dtype is D.float64 and not cd.fp64:
+        if dtype.name in _FP64 and not cd.fp64:
             self._check_device_dtype(dtype, cd, "empty")
         return new_tensor(cd, tuple(shape), dtype, device)
 
     def from_numpy(self, array, device, non_blocking: bool = False):
         cd = self.cl(device)
         dt = D.from_numpy_dtype(array.dtype)
-        if dt is D.float64 and not cd.fp64:
+        if dt.name in _FP64 and not cd.fp64:
             self._check_device_dtype(dt, cd, "from_numpy")
         host = array if array.flags.c_contiguous else np.array(array, order="C")
         shape = tuple(host.shape)

@@ -48,7 +48,18 @@ _SCALARS = {
     "ulong": ("ulong {0};", "Q", None),
     "double": ("double {0};", "d", None),
     "float": ("float {0}; uint {0}_pad_;", "f4x", None),
+    # complex scalars: the real and imaginary parts as two members (a double2 member would want
+    # 16-byte alignment, which the 8-byte slots do not give); the kernel reads CT.field(...)
+    "float2": ("float {0}_re; float {0}_im;", "ff", None),
+    "double2": ("double {0}_re; double {0}_im;", "dd", None),
 }
+_SLOTS = {"double2": 2}
+
+
+def _to_parts(v) -> tuple:
+    """A python number as the (real, imaginary) pair of a complex field."""
+    v = complex(v)
+    return v.real, v.imag
 
 
 def _to_long(v) -> int:
@@ -90,7 +101,7 @@ class Args:
         if self._pack is not None:
             raise RuntimeError("Args: fields are declared before the first pack")
         self.fields.append((name, kind, dims, conv))
-        self.slots += math.prod(dims)
+        self.slots += math.prod(dims) * _SLOTS.get(kind, 1)
         self.nbytes = 8 * self.slots
         return self
 
@@ -117,7 +128,9 @@ class Args:
         ct = t if isinstance(t, str) else t.ct
         if ct in _SCALARS:
             conv = None
-            if not isinstance(t, str) and t.is_bool:
+            if ct in ("float2", "double2"):
+                conv = _to_parts
+            elif not isinstance(t, str) and t.is_bool:
                 conv = _to_bool
             elif ct in ("long", "ulong") and not isinstance(t, str):
                 conv = _to_long
@@ -159,7 +172,7 @@ class Args:
                 fmt.append(_SCALARS[kind][1])
                 if conv is not None:
                     env[f"c_{fname}"] = conv
-                    parts.append(f"c_{fname}({fname})")
+                    parts.append(f"{'*' if conv is _to_parts else ''}c_{fname}({fname})")
                 else:
                     parts.append(fname)
         if not self.fields:

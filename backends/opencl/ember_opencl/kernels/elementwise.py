@@ -124,7 +124,8 @@ def _source(expr: str, ot, kinds: tuple, layout: str, R: int, needs_err: bool, h
         for p, st in zip(pos, strides):
             body.append(f"  {p} += g_ * {st}[{R - 1}];")
     for k, nm, ct, j in ops:
-        body.append(f"  {ct.ct} {nm} = " + (f"{ct.load(f'p{k}', f'i{k}')};" if j is not None else f"m.{nm};"))
+        body.append(f"  {ct.ct} {nm} = " + (f"{ct.load(f'p{k}', f'i{k}')};" if j is not None else
+                                            f"{ct.field(f'm.{nm}')};"))
     body.append(f"  {ot.store('o', 'io', expr)};")
     src = (preamble(ot, *[k[1] for k in kinds]) + helpers + args_for(kinds, R).struct() +
            f"__kernel void ew({', '.join(params)}) {{\n" + "\n".join(body) + "\n}\n")

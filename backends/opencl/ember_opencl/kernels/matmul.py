@@ -17,12 +17,14 @@ from __future__ import annotations
 import functools
 import math
 
-from ember.backend import Tensor, broadcast_shapes
+from ember.backend import Tensor, broadcast_shapes, make_tensor
+from ember.backend import dtypes as D
 
+from . import cplx
 from . import layout as L
 from . import tensors as tn
 from .args import Args
-from .memory import clone, k_fill_
+from .memory import clone, k_copy_, k_fill_
 from .pointwise import KERNELS as PW
 from .types import T, TYPES, preamble, vload, vstore
 
@@ -57,13 +59,21 @@ def _head(t, RB: int, n: str, i: str, n_step: int, i_step: int, *more_types) -> 
             _batch_code(RB)]
 
 
+def _madd(at, x: str, y: str) -> str:
+    """C statement adding ``x * y`` to ``acc`` in type ``at`` (complex: the complex product)."""
+    if at.is_complex:
+        return f"acc = acc + cx_mul_{cplx.suffix(at)}({x}, {y});"
+    return f"acc += {x} * {y};"
+
+
 def _naive_src(t, at, RB):
     lines = _head(t, RB, "n", "i", 1, 1, at) + [
         "  long sam = m.sa_m, sak = m.sa_k, sbk = m.sb_k, sbn = m.sb_n;",
         f"  {at.ct} acc = 0;",
         "  long pa = ao + i * sam, pb = bo + n * sbn;",
-        "  for (long k = 0; k < K; ++k) { acc += (" + at.ct + ")(" + t.load("a", "pa") + ") * (" + at.ct + ")("
-        + t.load("b", "pb") + "); pa += sak; pb += sbk; }",
+        "  for (long k = 0; k < K; ++k) { " + _madd(at, f"({at.ct})({t.load('a', 'pa')})",
+                                                     f"({at.ct})({t.load('b', 'pb')})")
+        + " pa += sak; pb += sbk; }",
         "  " + t.store("c", "(bt * Mr + i) * N + n", f"({t.ct})acc") + ";",
         "}"]
     return "\n".join(lines) + "\n", "mm"
@@ -128,6 +138,42 @@ def _contig(x: Tensor) -> Tensor:
     return clone(x)
 
 
+def _parts(x: Tensor) -> Tensor:
+    """A complex tensor's parts as a real view of shape ``x.shape + (2,)`` (real, imaginary)."""
+    return make_tensor(x._storage, x._shape + (2,), tuple(2 * s for s in x._stride) + (1,), 2 * x._offset,
+                       D.to_real(x._dtype), x._device)
+
+
+def _complex_gemm(a: Tensor, b: Tensor) -> Tensor:
+    """``a @ b`` for complex matrices (batch dims broadcast) as one real GEMM on the tiled
+    kernels: with ``a = ar + i ai``, ``[ar | ai]`` (M x 2K) times the 2K x 2N real matrix whose
+    top rows are b's parts interleaved (``br, bi``) and whose bottom rows are ``i b``'s
+    (``-bi, br``) gives ``ar b + ai (i b)`` with its parts interleaved: the complex product laid
+    out as a complex tensor."""
+    cd = tn.cl_dev(a)
+    dev = a._device
+    ab, bb = a._shape[:-2], b._shape[:-2]
+    Mr, K, N = a._shape[-2], a._shape[-1], b._shape[-1]
+    pa = _parts(a)
+    la = len(ab)
+    acat = tn.new_tensor(cd, ab + (Mr, 2, K), pa._dtype, dev)  # a's parts, one block each along k
+    k_copy_(acat, tn.view(pa, ab + (Mr, 2, K), pa._stride[:la] + (pa._stride[la], 1, pa._stride[la + 1])))
+    pb = _parts(b)
+    bcat = tn.new_tensor(cd, bb + (2, K, N, 2), pb._dtype, dev)
+    st = bcat._stride
+    lb = len(bb)
+    half = st[lb]
+    k_copy_(tn.view(bcat, bb + (K, N, 2), st[:lb] + st[lb + 1:], 0), pb)
+    pshape, pst = bb + (K, N), st[:lb] + st[lb + 1:lb + 3]
+    re_b = tn.view(pb, bb + (K, N), pb._stride[:-1], pb._offset)
+    im_b = tn.view(pb, bb + (K, N), pb._stride[:-1], pb._offset + 1)
+    PW["neg"](im_b, out=tn.view(bcat, pshape, pst, half))
+    k_copy_(tn.view(bcat, pshape, pst, half + 1), re_b)
+    r = matmul(tn.view(acat, ab + (Mr, 2 * K)), tn.view(bcat, bb + (2 * K, 2 * N)))
+    shape = r._shape[:-1] + (N,)
+    return make_tensor(r._storage, shape, tn.cstrides(shape), 0, a._dtype, dev)
+
+
 def matmul(a: Tensor, b: Tensor) -> Tensor:
     cd = tn.cl_dev(a)
     dev = a._device
@@ -138,6 +184,8 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
         b = tn.view(b, b._shape + (1,), b._stride + (1,))
     Mr, K = a._shape[-2], a._shape[-1]
     N = b._shape[-1]
+    if a._dtype.is_complex and Mr * N * K >= 1024 and min(Mr, N, K) > 1:  # (so neither operand was 1-D)
+        return _complex_gemm(a, b)
     batch = broadcast_shapes(a._shape[:-2], b._shape[:-2], "matmul")
     out_shape = batch + (Mr, N)
     out = tn.new_tensor(cd, out_shape, a._dtype, dev)
@@ -178,7 +226,7 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
                           bst_b=bbst)
     bufs = (out._storage._data.cl, a._storage._data.cl, b._storage._data.cl)
     if kind == "naive":
-        at = TYPES["float32"] if t.f16 or t.bf16 else (TYPES["int64"] if not t.is_float else t)
+        at = TYPES["float32"] if t.f16 or t.bf16 else (TYPES["int64"] if t.is_int or t.is_bool else t)
         k = cd.kernel(("mm", "naive", t.name, RB), lambda: _naive_src(t, at, RB))
         l0 = 16 if N >= 16 else 1
         l1 = 4 if Mr >= 4 else 1

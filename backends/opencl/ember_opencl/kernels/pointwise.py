@@ -5,11 +5,12 @@ from __future__ import annotations
 from ember.backend import Tensor, broadcast_shapes, describe
 from ember.backend import dtypes as D
 
+from . import cplx
 from . import elementwise as ew
 from . import tensors as tn
 from .memory import k_copy_
 from .ops import BINARY, UNARY, helpers_for, vector_form
-from .types import T
+from .types import TYPES, T
 
 
 def _overlaps(out: Tensor, xs, shape) -> bool:
@@ -27,7 +28,7 @@ def _finish(cd, needs_err: bool, op: str, xs) -> None:
 
 
 def _spec(table, name, t):
-    r = table[name](t)
+    r = cplx.spec(name, t, TYPES) if t.is_complex else (table[name](t) if name in table else None)
     if r is None:
         raise RuntimeError(f"\"{name}\" not implemented for '{t.name}' on opencl")
     return r
@@ -104,6 +105,8 @@ def k_where(c: Tensor, a, b) -> Tensor:
 
 
 def _scalar_type(a, b):
+    if isinstance(a, complex) or isinstance(b, complex):
+        return T(D.to_complex(D.get_default_dtype()))
     if isinstance(a, float) or isinstance(b, float):
         return T(D.get_default_dtype())
     if isinstance(a, bool) and isinstance(b, bool):
@@ -112,6 +115,7 @@ def _scalar_type(a, b):
 
 
 KERNELS = {name: unary(name) for name in UNARY}
+KERNELS["conj_physical"] = unary("conj_physical")  # complex tensors only (the core copies real ones)
 KERNELS.update({name: binary(name) for name in BINARY})
 KERNELS["where"] = k_where
 OUT = frozenset(KERNELS) - {"where", "logical_not", "eq", "ne", "lt", "le", "gt", "ge", "logical_and",

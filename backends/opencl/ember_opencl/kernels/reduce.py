@@ -16,6 +16,7 @@ import math
 from ember.backend import dtypes as D
 from ember.backend import Tensor
 
+from . import cplx
 from . import layout as L
 from . import tensors as tn
 from .args import Args
@@ -27,6 +28,8 @@ I64 = TYPES["int64"]
 
 def acc_type(op: str, t):
     if op in ("sum", "prod", "mean"):
+        if t.is_complex:
+            return t
         if t.is_float:
             return TYPES["float64"] if t.ct == "double" else TYPES["float32"]
         return I64
@@ -38,6 +41,9 @@ def _ops(op: str, a, it):
     c = a.ct
     if op in ("sum", "mean"):
         return f"(({c})0)", "acc = acc + v;", "x = x + y;"
+    if op == "prod" and a.is_complex:
+        mul = f"cx_mul_{cplx.suffix(a)}"
+        return f"(({c})(1, 0))", f"acc = {mul}(acc, v);", f"x = {mul}(x, y);"
     if op == "prod":
         return f"(({c})1)", "acc = acc * v;", "x = x * y;"
     # floats: max()/min() (plain compare-and-select, no NaN rules) with NaN tracked on the side
@@ -240,6 +246,8 @@ def _source(op, it, ot, at, Rk, Rr, mode, Lsz, G, partial_in, final_out, contig=
         val = f"acc / ({at.ct})m.count" if op == "mean" else "acc"
         if final_out:
             lines.append("  " + ot.store("out", dst, f"({ot.ct})({val})") + ";")
+        elif at.is_complex:
+            lines.append("  " + at.store("out", dst, "acc") + ";")
         else:
             lines.append(f"  out[{dst}] = acc;")
     lines.append("}")
@@ -296,6 +304,7 @@ def reduce(op: str, x: Tensor, dims: tuple, keepdim: bool, out_dtype=None, *, me
                               rst_x=rx, count=K)
     final = G == 1
     contig = (Rr == 1 and rx[0] == 1 and not is_arg and not it.f16 and not it.bf16 and not it.is_bool
+              and not it.is_complex
               and (mode == "tree" or K >= 64))
     key = ("red", op, it.name, ot.name, Rk, Rr, mode, Lsz, G > 1, contig)
     k = cd.kernel(key, lambda: _source(op, it, ot, at, Rk, Rr, mode, Lsz, G, False, final, contig))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from ember.backend import Tensor
 
+from . import cplx
 from . import layout as L
 from . import tensors as tn
 from .memory import k_copy_
@@ -15,9 +16,20 @@ from .reduce import acc_type
 from .types import T, preamble
 
 
+def _combine(op: str, at, x: str, y: str) -> str:
+    """C expression: ``x`` combined with ``y`` by the scan's operation in type ``at``."""
+    if op == "cumsum":
+        return f"{x} + {y}"
+    return f"cx_mul_{cplx.suffix(at)}({x}, {y})" if at.is_complex else f"{x} * {y}"
+
+
 def _source(op, it, ot, at, Rk, mode, Lsz):
-    ident = f"(({at.ct})0)" if op == "cumsum" else f"(({at.ct})1)"
-    comb = "+" if op == "cumsum" else "*"
+    if op == "cumsum":
+        ident = f"(({at.ct})0)"
+    else:
+        ident = f"(({at.ct})(1, 0))" if at.is_complex else f"(({at.ct})1)"
+    load = f"({at.ct})({it.load('x', 'off + k * sx')})"
+    step = f"acc = {_combine(op, at, 'acc', load)};"
     lines = [preamble(it, ot, at), L.rows_args(Rk).struct(),
              f"__kernel void scan({ot.ptr()} out, const {it.ptr()} x, const M m) {{"]
     if mode == "serial":
@@ -29,22 +41,22 @@ def _source(op, it, ot, at, Rk, mode, Lsz):
     if mode == "serial":
         lines.append(f"  {at.ct} acc = {ident};")
         lines.append("  for (long k = 0; k < K; ++k) {")
-        lines.append(f"    acc = acc {comb} ({at.ct})({it.load('x', 'off + k * sx')});")
+        lines.append(f"    {step}")
         lines.append("    " + ot.store("out", "oo + k * so", f"({ot.ct})acc") + ";")
         lines.append("  }")
     else:
         lines.append(f"  long sub = (K + {Lsz - 1}) / {Lsz}; long k0 = min(K, lid * sub), k1 = min(K, k0 + sub);")
         lines.append(f"  {at.ct} acc = {ident};")
         lines.append("  for (long k = k0; k < k1; ++k) {")
-        lines.append(f"    acc = acc {comb} ({at.ct})({it.load('x', 'off + k * sx')});")
+        lines.append(f"    {step}")
         lines.append("  }")
         lines.append(f"  __local {at.ct} tot[{Lsz}];")
         lines.append("  tot[lid] = acc; barrier(CLK_LOCAL_MEM_FENCE);")
         lines.append(f"  {at.ct} pre = {ident};")
-        lines.append(f"  for (long j = 0; j < lid; ++j) pre = pre {comb} tot[j];")
+        lines.append(f"  for (long j = 0; j < lid; ++j) pre = {_combine(op, at, 'pre', 'tot[j]')};")
         lines.append("  acc = pre;")
         lines.append("  for (long k = k0; k < k1; ++k) {")
-        lines.append(f"    acc = acc {comb} ({at.ct})({it.load('x', 'off + k * sx')});")
+        lines.append(f"    {step}")
         lines.append("    " + ot.store("out", "oo + k * so", f"({ot.ct})acc") + ";")
         lines.append("  }")
     lines.append("}")

@@ -3,7 +3,9 @@ compute type (what kernels compute in) and load/store expressions between the tw
 
 16-bit floats are stored as 16-bit words and computed in ``float``: float16 through the core
 ``vload_half``/``vstore_half_rte`` functions, bfloat16 by moving the bits (the upper half of a
-float, rounded to nearest even). bool is a byte holding 0 or 1.
+float, rounded to nearest even). bool is a byte holding 0 or 1. complex64/complex128 are stored
+as pairs of float/double and computed as ``float2``/``double2`` (``vload2``/``vstore2``; their
+arithmetic is in :mod:`ember_opencl.kernels.cplx`).
 """
 from __future__ import annotations
 
@@ -11,11 +13,14 @@ import numpy as np
 
 from ember.backend import dtypes as D
 
+from . import cplx
+
 
 class CT:
     """The OpenCL C view of one ember dtype."""
 
-    __slots__ = ("dtype", "name", "st", "ct", "is_float", "is_int", "is_bool", "signed", "size", "f16", "bf16")
+    __slots__ = ("dtype", "name", "st", "ct", "is_float", "is_int", "is_bool", "is_complex", "signed", "size", "f16",
+                 "bf16")
 
     def __init__(self, dtype, st: str, ct: str):
         self.dtype = dtype
@@ -24,7 +29,8 @@ class CT:
         self.ct = ct
         self.is_float = dtype.is_floating_point
         self.is_bool = dtype is D.bool
-        self.is_int = not self.is_float and not self.is_bool
+        self.is_complex = dtype.is_complex
+        self.is_int = not self.is_float and not self.is_bool and not self.is_complex
         self.signed = dtype.is_signed
         self.size = dtype.itemsize
         self.f16 = dtype is D.float16
@@ -35,6 +41,8 @@ class CT:
         return f"{qual} {'half' if self.f16 else self.st}*"
 
     def load(self, p: str, i: str) -> str:
+        if self.is_complex:
+            return f"vload2({i}, {p})"
         if self.f16:
             return f"vload_half({i}, {p})"
         if self.bf16:
@@ -42,6 +50,8 @@ class CT:
         return f"{p}[{i}]"
 
     def store(self, p: str, i: str, v: str) -> str:
+        if self.is_complex:
+            return f"vstore2(({self.ct})({v}), {i}, {p})"
         if self.f16:
             return f"vstore_half_rte((float)({v}), {i}, {p})"
         if self.bf16:
@@ -49,6 +59,11 @@ class CT:
         if self.is_bool:
             return f"{p}[{i}] = (uchar)(({v}) != 0)"
         return f"{p}[{i}] = {v}"
+
+    def field(self, f: str) -> str:
+        """The C value of scalar field ``f`` of an argument struct (``"m.a"``) in this type: a
+        complex scalar travels as two fields, ``f_re`` and ``f_im``."""
+        return f"(({self.ct})({f}_re, {f}_im))" if self.is_complex else f
 
     def __repr__(self):
         return f"CT({self.name})"
@@ -65,6 +80,8 @@ TYPES = {
     "bfloat16": CT(D.bfloat16, "ushort", "float"),
     "float32": CT(D.float32, "float", "float"),
     "float64": CT(D.float64, "double", "double"),
+    "complex64": CT(D.complex64, "float", "float2"),
+    "complex128": CT(D.complex128, "double", "double2"),
 }
 
 
@@ -78,6 +95,15 @@ def cast(v: str, src: CT, dst: CT) -> str:
     gives 0), so no conversion is undefined behaviour; everything else is a C cast."""
     if src.ct == dst.ct and src.is_bool == dst.is_bool:
         return v
+    if src.is_complex:  # complex -> complex keeps both parts; to a real type, the real part (numpy's cast)
+        if dst.is_complex:
+            return f"convert_{dst.ct}({v})"
+        if dst.is_bool:
+            return f"((uchar)(({v}).x != 0 || ({v}).y != 0))"
+        return cast(f"(({v}).x)", TYPES["float64" if src.ct == "double2" else "float32"], dst)
+    if dst.is_complex:  # a real value, imaginary part 0
+        r = dst.ct[:-1]
+        return f"(({dst.ct})(({r})({v}), ({r})0))"
     if dst.is_bool:
         return f"((uchar)(({v}) != 0))"
     if src.is_float and not dst.is_float:  # NaN -> 0 spelled out: some drivers' _sat ignore it
@@ -130,13 +156,17 @@ def vstore(vt: str, w: int, v: str, p: str) -> str:
 def preamble(*types: CT, fp64: bool = False, atomics64: bool = False) -> str:
     """Pragmas and helpers a program over ``types`` needs."""
     out = []
-    fp64 = fp64 or any(t.dtype is D.float64 for t in types)
+    fp64 = fp64 or any(t.dtype is D.float64 or t.dtype is D.complex128 for t in types)
     if fp64:
         out.append("#pragma OPENCL EXTENSION cl_khr_fp64 : enable")
     if atomics64:
         out.append("#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable")
     out.append(HELPERS)
     out.append(_vector_helpers(fp64))
+    if any(t.is_complex for t in types):
+        out.append(cplx.library(False))
+        if fp64:
+            out.append(cplx.library(True))
     return "\n".join(out) + "\n"
 
 
