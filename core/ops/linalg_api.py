@@ -211,6 +211,8 @@ def slogdet(input):
 def logdet(input):
     """``log(det(input))``: NaN for a negative determinant, -inf for zero."""
     sign, la = linalg_slogdet(input)
+    if input._dtype.is_complex:  # log(det): the sign's angle is the imaginary part, differentiable
+        return la + sign.log()
     return la + sign.detach().log()
 
 

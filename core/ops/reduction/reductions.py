@@ -429,6 +429,8 @@ def norm(input, p="fro", dim=None, keepdim: bool = False, dtype=None):
         raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {' '.join(str(d) for d in dim)}")
     if dtype is not None:
         x = CP.cast(x, D.to_dtype(dtype))
+    if x._dtype.is_complex:  # the norm of the moduli: a real result
+        return norm(UN.abs(x), p, dim, keepdim)
     if x._dtype.category != _FLOAT:
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
                            f"{U.type_name(x._dtype)}")
