@@ -12,7 +12,7 @@ from .ops import linalg_api as _API
 from .ops import linalg_more as _MORE
 from .ops.linalg_factor import LinAlgError
 
-__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eigh", "eigvalsh",
+__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eig", "eigh", "eigvals", "eigvalsh",
            "householder_product", "inv", "inv_ex", "lstsq", "lu", "lu_factor", "lu_factor_ex", "lu_solve", "matmul",
            "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet",
            "solve", "solve_ex", "solve_triangular", "svd", "svdvals", "tensorinv", "tensorsolve", "vander", "vecdot",
@@ -28,6 +28,8 @@ solve_triangular = _API.solve_triangular
 det = _API.linalg_det
 slogdet = _API.linalg_slogdet
 qr = _API.linalg_qr
+eig = _API.eig
+eigvals = _API.eigvals
 eigh = _API.eigh
 eigvalsh = _API.eigvalsh
 svd = _API.linalg_svd

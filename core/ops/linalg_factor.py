@@ -1,5 +1,5 @@
 """The linear-algebra kernel ops: the factorizations and solvers a backend may implement
-(``_linalg_cholesky_ex``, ``_linalg_qr``, ``_linalg_eigh``, ``_linalg_svd``,
+(``_linalg_cholesky_ex``, ``_linalg_qr``, ``_linalg_eig``, ``_linalg_eigh``, ``_linalg_svd``,
 ``_linalg_lu_factor_ex``, ``_linalg_solve_triangular``, ``_linalg_inv_ex``, ``_linalg_solve_ex``,
 ``_linalg_det``, ``_linalg_slogdet``). Each has no decomposition but a declared **host path**
 (:mod:`ember.ops.linalg_host`, numpy): a backend without the kernel computes it on the host with
@@ -232,6 +232,44 @@ def _phase_term(op, J, K, message):
     if dj is None:
         return -dk * 2
     return dj - dk
+
+
+# -- eig -----------------------------------------------------------------------------------------------
+
+def _eig_bw(ctx, g):
+    """A V = V diag(L) with unit columns: with P = V^-1 dA V, dL = diag(P) and V^-1 dV = P / E off
+    the diagonal (E_ij = L_j - L_i), its diagonal fixed by the unit norms up to the free phases;
+    so gA = V^-H (diag(gL) + (W - V^H V Re diag(W)) / conj(E)) V^H, W = V^H gV (off the diagonal)."""
+    A, compute_v = ctx.args
+    L, V = ctx.out
+    gL, gV = g
+    if not compute_v:
+        raise RuntimeError("linalg.eigvals: the derivative needs the eigenvectors, which were not computed "
+                           "(ember computes them whenever the input requires grad)")
+    if gL is None and gV is None:
+        return (None,)
+    n = L._shape[-1]
+    eye = CR.eye(n, dtype=D.bool, device=L._device)
+    VH = mH(V)
+    if gV is not None:
+        W = _mm(VH, gV)
+        gauge_check("linalg_eig_backward", W.diagonal(0, -2, -1).imag, EIGVEC_PHASE)
+        W = W - _scale_cols(_mm(VH, V), W.diagonal(0, -2, -1).real.to(V._dtype))
+        E = (L.unsqueeze(-2) - L.unsqueeze(-1)).conj().where(~eye, 1.0)
+        inner = (W / E).where(~eye, 0.0)
+        if gL is not None:
+            inner = inner + gL.diag_embed()
+    else:
+        inner = gL.diag_embed()
+    return (solve_ex_k(VH, _mm(inner, VH), True)[0],)
+
+
+@defop("_linalg_eig", backward=_eig_bw, saves=(), save_output=True, out=False, method=False, group="linalg",
+       materialize=False, host=H.eig)
+def eig_k(A, compute_v=True):
+    """``(eigenvalues, eigenvectors)`` of a general square matrix, complex (unit-norm eigenvectors,
+    LAPACK's geev); without ``compute_v`` an empty second result."""
+    return A._device, (A, bool(compute_v)), (A,)
 
 
 # -- SVD -----------------------------------------------------------------------------------------------

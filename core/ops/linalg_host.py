@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["cholesky_ex", "qr", "eigh", "svd", "lu_factor_ex", "solve_triangular", "inv_ex", "solve_ex", "det",
+__all__ = ["cholesky_ex", "qr", "eig", "eigh", "svd", "lu_factor_ex", "solve_triangular", "inv_ex", "solve_ex", "det",
            "slogdet"]
 
 
@@ -103,6 +103,26 @@ def eigh(a, uplo="L", compute_v=True):
     if compute_v:
         return tuple(np.linalg.eigh(a, UPLO=uplo))
     return np.linalg.eigvalsh(a, UPLO=uplo), np.empty((0,), a.dtype)
+
+
+def eig(a, compute_v=True):
+    """``(eigenvalues, eigenvectors)`` of a general square matrix (LAPACK geev through numpy:
+    eigenvectors of unit norm), always complex (complex64 for float32/complex64 input); without
+    ``compute_v`` an empty second result. A matrix with an inf or NaN gets NaN eigenvalues and
+    eigenvectors (numpy refuses it; the front end of ``eig`` raises first)."""
+    ct = np.complex64 if a.dtype in (np.float32, np.complex64) else np.complex128
+    n = a.shape[-1]
+    A, batch = _flat(a)
+    L = np.full(A.shape[:2], np.nan, ct)
+    V = np.full(A.shape, np.nan, ct)
+    ok = np.isfinite(A).all(axis=(-2, -1))
+    if n and ok.any():
+        if compute_v:
+            L[ok], V[ok] = np.linalg.eig(A[ok])
+        else:
+            L[ok] = np.linalg.eigvals(A[ok])
+    L = L.reshape(batch + (n,))
+    return (L, V.reshape(a.shape)) if compute_v else (L, np.empty((0,), ct))
 
 
 def svd(a, full_matrices=True, compute_uv=True):
