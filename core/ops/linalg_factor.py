@@ -474,7 +474,8 @@ def _slogdet_bw(ctx, g):
     return (c.unsqueeze(-1).unsqueeze(-1) * mH(inv_ex_k(A)[0]),)
 
 
-@defop("_linalg_slogdet", backward=_slogdet_bw, save_output=(0,), materialize=False, out=False, method=False, group="linalg", host=H.slogdet)
+@defop("_linalg_slogdet", backward=_slogdet_bw, save_output=(0,), materialize=False, out=False, method=False,
+       group="linalg", host=H.slogdet)
 def slogdet_k(A):
     """``(sign, log|det|)``."""
     return A._device, (A,), (A,)
