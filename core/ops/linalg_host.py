@@ -41,7 +41,8 @@ def lu_factor_ex(a, pivot=True):
     rows = np.arange(nb)
     for j in range(k):
         if pivot:
-            p = j + np.argmax(np.abs(A[:, j:, j]), axis=1)
+            col = A[:, j:, j]  # LAPACK's pivot size: |re| + |im| for complex entries (its cabs1)
+            p = j + np.argmax(np.abs(col.real) + np.abs(col.imag) if np.iscomplexobj(col) else np.abs(col), axis=1)
             piv[:, j] = p + 1
             swap = p != j
             if swap.any():
