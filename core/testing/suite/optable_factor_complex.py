@@ -128,6 +128,7 @@ _TOL = {"rtol": 1e-4, "atol": 1e-4}
 
 COMPLEX_FACTOR_CASES = [
     C("linalg_eig", _eig_parts, _np_eig_parts, [S], dtypes=CX, **_TOL),
+    C("linalg_eig_real_input", _eig_parts, _np_eig_parts, [S], dtypes=(ember.float32, ember.float64), **_TOL),
     C("linalg_eigvals", lambda a: _power_sums(L.eigvals(a)), lambda a: _power_sums(np.linalg.eigvals(a)), [S],
       dtypes=CX, **_TOL),
     C("linalg_inv", lambda a: L.inv(wc(a)), lambda a: np.linalg.inv(wc(a)), [S], dtypes=CX),
