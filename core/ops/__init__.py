@@ -10,6 +10,7 @@ from .. import _plugins
 from . import (arithmetic, comparison, complexops, copy, creation, indexing, linalg, linalg_api, linalg_more, nn, optim,
                pointwise, primitives, random, reduction, shape, sparse, unary, views)
 from . import combinatorics, distances, floatbits
+from . import linalg_ldl  # noqa: F401 (registers the ldl ops; ember.linalg names them)
 from .arithmetic import *  # noqa: F401,F403
 from .combinatorics import *  # noqa: F401,F403
 from .comparison import *  # noqa: F401,F403

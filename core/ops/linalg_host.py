@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = ["cholesky_ex", "qr", "eig", "eigh", "svd", "lu_factor_ex", "solve_triangular", "inv_ex", "solve_ex", "det",
-           "slogdet"]
+           "ldl_factor_ex", "ldl_solve", "slogdet"]
 
 
 def _mH(a):
@@ -219,3 +219,137 @@ def slogdet(a):
     """``(sign, log|det|)`` (batched)."""
     s, l = np.linalg.slogdet(a)
     return np.asarray(s), np.asarray(l)
+
+
+# -- LDL^T (Bunch-Kaufman), LAPACK sytrf/hetrf's output ---------------------------------------------------
+
+_BK_ALPHA = (1 + np.sqrt(17.0)) / 8  # Bunch and Kaufman's pivot threshold
+
+
+def _size(x):
+    """LAPACK's pivot size: |x|, or |re| + |im| for complex."""
+    return np.abs(x.real) + np.abs(x.imag) if np.iscomplexobj(x) else np.abs(x)
+
+
+def _bk_one(a, herm):
+    """Bunch-Kaufman with the lower triangle of one matrix: ``(LD, pivots, info)`` as LAPACK's
+    unblocked sytf2 (``herm``: hetf2, conjugating) leaves them."""
+    A = np.tril(np.array(a, copy=True))
+    n = A.shape[-1]
+    cj = np.conj if herm and np.iscomplexobj(A) else (lambda x: x)
+    dsize = (lambda x: abs(x.real)) if herm else _size
+    piv = np.zeros(n, np.int32)
+    info = 0
+    k = 0
+    while k < n:
+        if herm:
+            A[k, k] = A[k, k].real
+        step = 1
+        absakk = dsize(A[k, k])
+        colmax, imax = 0.0, k
+        if k + 1 < n:
+            col = _size(A[k + 1:, k])
+            imax = k + 1 + int(np.argmax(col))
+            colmax = col[imax - k - 1]
+        if max(absakk, colmax) == 0 or np.isnan(absakk):
+            info = info or k + 1
+            piv[k] = k + 1
+            k += 1
+            continue
+        kp = k
+        if absakk < _BK_ALPHA * colmax:
+            rowmax = max(_size(A[imax, k:imax]).max(initial=0), _size(A[imax + 1:, imax]).max(initial=0))
+            if absakk >= _BK_ALPHA * colmax * (colmax / rowmax):
+                kp = k
+            elif dsize(A[imax, imax]) >= _BK_ALPHA * rowmax:
+                kp = imax
+            else:
+                kp, step = imax, 2
+        kk = k + step - 1
+        if kp != kk:  # symmetric interchange of kk and kp in the trailing lower triangle
+            A[kp + 1:, [kk, kp]] = A[kp + 1:, [kp, kk]]
+            mid = A[kk + 1:kp, kk].copy()
+            A[kk + 1:kp, kk] = cj(A[kp, kk + 1:kp])
+            A[kp, kk + 1:kp] = cj(mid)
+            if herm:
+                A[kp, kk] = cj(A[kp, kk])
+            A[kk, kk], A[kp, kp] = A[kp, kp], A[kk, kk]
+            if step == 2:
+                A[k + 1, k], A[kp, k] = A[kp, k], A[k + 1, k]
+        if step == 1:
+            d = 1 / (A[k, k].real if herm else A[k, k])
+            x = A[k + 1:, k].copy()
+            A[k + 1:, k + 1:] -= np.tril(d * np.outer(x, cj(x)))
+            A[k + 1:, k] = x * d
+            piv[k] = kp + 1
+        else:
+            W = A[k + 2:, k:k + 2].copy()
+            D = np.array([[A[k, k], cj(A[k + 1, k])], [A[k + 1, k], A[k + 1, k + 1]]])
+            WD = np.linalg.solve(D.T, W.T).T  # W D^-1 (D is symmetric, or Hermitian with herm)
+            A[k + 2:, k + 2:] -= np.tril(WD @ cj(W).T)
+            A[k + 2:, k:k + 2] = WD
+            piv[k] = piv[k + 1] = -(kp + 1)
+        if herm:
+            A[range(k, min(k + step, n)), range(k, min(k + step, n))] = A[range(k, min(k + step, n)),
+                                                                          range(k, min(k + step, n))].real
+        k += step
+    return A, piv, info
+
+
+def ldl_factor_ex(a, hermitian=False):
+    """``(LD, pivots, info)``: the Bunch-Kaufman factorization ``A = L D L^T`` (``L D L^H`` with
+    ``hermitian``) from the lower triangle, in LAPACK sytrf's compact form: L's unit lower
+    triangle and D's 1x1 and 2x2 blocks in LD, 1-based int32 pivots (negative, twice, for a 2x2
+    block), info = the first zero diagonal of D (1-based) or 0."""
+    A, batch = _flat(a)
+    herm = bool(hermitian) and np.iscomplexobj(A)
+    parts = [_bk_one(m, herm) for m in A]
+    n = a.shape[-1]
+    LD = np.stack([p[0] for p in parts]).reshape(a.shape) if parts else np.zeros(a.shape, a.dtype)
+    piv = np.array([p[1] for p in parts], np.int32).reshape(batch + (n,))
+    info = np.array([p[2] for p in parts], np.int32).reshape(batch)
+    return LD, piv, info
+
+
+def _ldl_solve_one(LD, piv, B, herm):
+    """LAPACK sytrs with the lower factor: X with ``A X = B`` for one matrix."""
+    n = LD.shape[-1]
+    cj = np.conj if herm else (lambda x: x)
+    X = np.array(B, dtype=np.result_type(LD, B), copy=True)
+    k = 0
+    while k < n:  # L D Y = P^T B, forwards
+        if piv[k] > 0:
+            kp = piv[k] - 1
+            X[[k, kp]] = X[[kp, k]]
+            X[k + 1:] -= np.outer(LD[k + 1:, k], X[k])
+            X[k] /= LD[k, k]
+            k += 1
+        else:
+            kp = -piv[k] - 1
+            X[[k + 1, kp]] = X[[kp, k + 1]]
+            X[k + 2:] -= np.outer(LD[k + 2:, k], X[k]) + np.outer(LD[k + 2:, k + 1], X[k + 1])
+            D = np.array([[LD[k, k], cj(LD[k + 1, k])], [LD[k + 1, k], LD[k + 1, k + 1]]])
+            X[k:k + 2] = np.linalg.solve(D, X[k:k + 2])
+            k += 2
+    k = n - 1
+    while k >= 0:  # L^T (L^H) X = Y, backwards
+        step = 1 if piv[k] > 0 else 2
+        for j in range(k, k - step, -1):
+            X[j] -= cj(LD[k + 1:, j]) @ X[k + 1:]
+        kp = abs(piv[k]) - 1
+        X[[k, kp]] = X[[kp, k]]
+        k -= step
+    return X
+
+
+def ldl_solve(LD, pivots, B, hermitian=False):
+    """X with ``A X = B`` from ``ldl_factor``'s ``(LD, pivots)``; batch dims broadcast."""
+    batch = np.broadcast_shapes(LD.shape[:-2], pivots.shape[:-1], B.shape[:-2])
+    n = LD.shape[-1]
+    LDb = np.broadcast_to(LD, batch + LD.shape[-2:]).reshape((-1, n, n))
+    Pb = np.broadcast_to(pivots, batch + (n,)).reshape((-1, n))
+    Bb = np.broadcast_to(B, batch + B.shape[-2:]).reshape((-1,) + B.shape[-2:])
+    herm = bool(hermitian) and np.iscomplexobj(LD)
+    out = [_ldl_solve_one(LDb[i], Pb[i], Bb[i], herm) for i in range(Bb.shape[0])]
+    dt = np.result_type(LD, B)
+    return (np.stack(out) if out else np.zeros(Bb.shape, dt)).reshape(batch + B.shape[-2:])
