@@ -276,18 +276,30 @@ def _bk_one(a, herm):
             A[kk, kk], A[kp, kp] = A[kp, kp], A[kk, kk]
             if step == 2:
                 A[k + 1, k], A[kp, k] = A[kp, k], A[k + 1, k]
+        # the updates in LAPACK's order of operations, so that rounding (and exact zeros) agree
+        one = A.dtype.type(1)
         if step == 1:
-            d = 1 / (A[k, k].real if herm else A[k, k])
+            d = one / (A[k, k].real if herm else A[k, k])
             x = A[k + 1:, k].copy()
-            A[k + 1:, k + 1:] -= np.tril(d * np.outer(x, cj(x)))
+            A[k + 1:, k + 1:] -= np.tril(np.outer(x, d * cj(x)))
             A[k + 1:, k] = x * d
             piv[k] = kp + 1
         else:
-            W = A[k + 2:, k:k + 2].copy()
-            D = np.array([[A[k, k], cj(A[k + 1, k])], [A[k + 1, k], A[k + 1, k + 1]]])
-            WD = np.linalg.solve(D.T, W.T).T  # W D^-1 (D is symmetric, or Hermitian with herm)
-            A[k + 2:, k + 2:] -= np.tril(WD @ cj(W).T)
-            A[k + 2:, k:k + 2] = WD
+            c0, c1 = A[k + 2:, k].copy(), A[k + 2:, k + 1].copy()
+            if herm:
+                r = abs(A[k + 1, k])
+                d11, d22 = A[k + 1, k + 1].real / r, A[k, k].real / r
+                d21 = A[k + 1, k] / r
+                t = (one / (d11 * d22 - 1)) / r
+                wk, wk1 = t * (d11 * c0 - d21 * c1), t * (d22 * c1 - np.conj(d21) * c0)
+            else:
+                d21 = A[k + 1, k]
+                d11, d22 = A[k + 1, k + 1] / d21, A[k, k] / d21
+                t = (one / (d11 * d22 - 1)) / d21
+                wk, wk1 = t * (d11 * c0 - c1), t * (d22 * c1 - c0)
+            A[k + 2:, k + 2:] -= np.tril(np.outer(c0, cj(wk)))
+            A[k + 2:, k + 2:] -= np.tril(np.outer(c1, cj(wk1)))
+            A[k + 2:, k], A[k + 2:, k + 1] = wk, wk1
             piv[k] = piv[k + 1] = -(kp + 1)
         if herm:
             A[range(k, min(k + step, n)), range(k, min(k + step, n))] = A[range(k, min(k + step, n)),

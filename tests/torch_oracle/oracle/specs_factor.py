@@ -8,6 +8,7 @@ test_linalg_oracle.py); their own calls are compared there."""
 from __future__ import annotations
 
 import numpy as np
+import torch
 from hypothesis import strategies as st
 
 from .calls import Call
@@ -226,6 +227,33 @@ def _np_lu(a):
     return flat.reshape(a.shape), piv.reshape(a.shape[:-1])
 
 
+@st.composite
+def _ldl(draw, op):
+    """Symmetric (or, for complex, Hermitian or complex-symmetric) indefinite matrices: LD and
+    the pivots (1x1 and 2x2 blocks) are compared exactly with LAPACK's."""
+    n = draw(st.integers(1, 5))
+    dt = draw(st.sampled_from(F))
+    rng = np.random.default_rng(draw(st.integers(0, 2 ** 16)))  # generic values: no singular D, no pivot ties
+    a = rng.uniform(-1, 1, draw(st.sampled_from(((), (2,)))) + (n, n))
+    if dt in COMPLEX:
+        a = a + 1j * rng.uniform(-1, 1, a.shape)
+    a = np.asarray(a, dtype=dt).astype(a.dtype)  # the values as the dtype stores them
+    herm = dt in COMPLEX and draw(st.booleans())
+    a = a + (_mH(a) if herm else np.swapaxes(a, -1, -2))
+    kw = {"hermitian": True} if herm else {}
+    if op != "linalg_ldl_solve":
+        return Call(op, op.replace("linalg_", "linalg."), (T(a, dt),), kw)
+    LD, piv = _ldl_host(np.asarray(a, dtype=dt), herm)
+    B = draw(tensors((dt,), shape=a.shape[:-1] + (2,), low=-1, high=1, special=False))
+    return Call(op, "linalg.ldl_solve", (T(LD, dt), T(piv, "int32"), B), kw)
+
+
+def _ldl_host(a, herm):
+    """PyTorch's factorization, the input of ldl_solve."""
+    LD, piv = torch.linalg.ldl_factor(torch.tensor(a), hermitian=herm)
+    return LD.numpy(), piv.numpy()
+
+
 FACTOR = {
     "linalg_inv": _one("linalg_inv", "linalg.inv"),
     "inverse": _one("inverse", "inverse"),
@@ -261,6 +289,7 @@ FACTOR = {
     "linalg_qr": _wide_or_tall("linalg_qr", "linalg.qr"),
     "qr": _wide_or_tall("qr", "qr"),
     "linalg_lu_factor_ex": _singular_or_indefinite("linalg_lu_factor_ex", "linalg.lu_factor_ex"),
+    **{op: _ldl(op) for op in ("linalg_ldl_factor", "linalg_ldl_factor_ex", "linalg_ldl_solve")},
     **{op: _misc(op) for op in ("linalg_vecdot", "linalg_cross", "linalg_multi_dot", "linalg_householder_product",
                                 "linalg_vander", "linalg_diagonal", "linalg_tensorinv", "linalg_tensorsolve",
                                 "linalg_matrix_power", "linalg_matrix_exp", "matrix_exp")},
