@@ -159,7 +159,7 @@ def tensor_repr(t) -> str:
     if t._device._type != "cpu":
         suffix.append(f"device='{t._device}'")
     implicit = (D.get_default_dtype(), D.int64, D.bool, D.default_complex())
-    if t._dtype not in implicit:
+    if t._dtype not in implicit or (t.numel() == 0 and t._dtype is not D.get_default_dtype()):  # as PyTorch
         suffix.append(f"dtype=ember.{t._dtype.name}")
     fn = t._grad_fn
     if fn is not None and t._requires_grad:

@@ -9,14 +9,15 @@ from __future__ import annotations
 
 from .ops import linalg as _LA
 from .ops import linalg_api as _API
+from .ops import linalg_ldl as _LDL
 from .ops import linalg_more as _MORE
 from .ops.linalg_factor import LinAlgError
 
-__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eigh", "eigvalsh",
-           "householder_product", "inv", "inv_ex", "lstsq", "lu", "lu_factor", "lu_factor_ex", "lu_solve", "matmul",
-           "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet",
-           "solve", "solve_ex", "solve_triangular", "svd", "svdvals", "tensorinv", "tensorsolve", "vander", "vecdot",
-           "vector_norm"]
+__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eig", "eigh", "eigvals",
+           "eigvalsh", "householder_product", "inv", "inv_ex", "ldl_factor", "ldl_factor_ex", "ldl_solve", "lstsq",
+           "lu", "lu_factor", "lu_factor_ex", "lu_solve", "matmul", "matrix_exp", "matrix_norm", "matrix_power",
+           "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_ex", "solve_triangular",
+           "svd", "svdvals", "tensorinv", "tensorsolve", "vander", "vecdot", "vector_norm"]
 
 cholesky = _API.linalg_cholesky
 cholesky_ex = _API.cholesky_ex
@@ -28,6 +29,8 @@ solve_triangular = _API.solve_triangular
 det = _API.linalg_det
 slogdet = _API.linalg_slogdet
 qr = _API.linalg_qr
+eig = _API.eig
+eigvals = _API.eigvals
 eigh = _API.eigh
 eigvalsh = _API.eigvalsh
 svd = _API.linalg_svd
@@ -36,6 +39,9 @@ lu = _API.lu
 lu_factor = _API.lu_factor
 lu_factor_ex = _API.lu_factor_ex
 lu_solve = _API.lu_solve
+ldl_factor = _LDL.ldl_factor
+ldl_factor_ex = _LDL.ldl_factor_ex
+ldl_solve = _LDL.ldl_solve
 
 norm = _MORE.norm
 vector_norm = _MORE.vector_norm

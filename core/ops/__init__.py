@@ -11,6 +11,7 @@ from . import (arithmetic, comparison, complexops, copy, creation, indexing, lin
                pointwise, primitives, random, reduction, shape, sparse, special_bessel, special_gamma, special_misc,
                special_poly, unary, views)
 from . import combinatorics, distances, floatbits
+from . import linalg_ldl  # noqa: F401 (registers the ldl ops; ember.linalg names them)
 from .arithmetic import *  # noqa: F401,F403
 from .combinatorics import *  # noqa: F401,F403
 from .comparison import *  # noqa: F401,F403

@@ -106,18 +106,26 @@ def mv(input, vec):
     return matmul(input, vec)
 
 
-@composite("dot")
-def dot(input, other):
-    """Inner product of two 1-D tensors."""
+def _check_dot(input, other):
     if input.dim() != 1 or other.dim() != 1:
         raise RuntimeError(f"1D tensors expected, but got {input.dim()}D and {other.dim()}D tensors")
     if input._dtype is not other._dtype:
         raise RuntimeError("dot : expected both vectors to have same dtype, but found "
-                           f"{input._dtype.name} and {other._dtype.name}")
+                           f"{U.type_name(input._dtype)} and {U.type_name(other._dtype)}")
+
+
+@composite("dot")
+def dot(input, other):
+    """Inner product of two 1-D tensors (no conjugation: see ``vdot``)."""
+    _check_dot(input, other)
     return matmul(input, other)
 
 
-vdot = dot
+@composite("vdot")
+def vdot(input, other):
+    """``sum(conj(input) * other)`` of two 1-D tensors: ``dot`` conjugating the first."""
+    _check_dot(input, other)
+    return matmul(input.conj(), other)
 
 
 @composite("inner")

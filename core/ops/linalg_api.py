@@ -211,6 +211,8 @@ def slogdet(input):
 def logdet(input):
     """``log(det(input))``: NaN for a negative determinant, -inf for zero."""
     sign, la = linalg_slogdet(input)
+    if input._dtype.is_complex:  # log(det): the sign's angle is the imaginary part, differentiable
+        return la + sign.log()
     return la + sign.detach().log()
 
 
@@ -255,6 +257,32 @@ def eigvalsh(A, UPLO="L"):
     check_square("linalg.eigvalsh", A)
     check_float("linalg.eigvalsh", A, "linalg_eigh_cpu")
     return LF.eigh_k(A, UPLO, A.requires_grad)[0]
+
+
+def _check_eig(op, A):
+    check_square(op, A)
+    dt = A._dtype
+    if not (dt.is_floating_point or dt.is_complex):
+        raise RuntimeError(f"Unknown Complex ScalarType for {U.type_name(dt)}")
+    check_float(op, A, "linalg_eig_out_cpu")
+
+
+@composite("linalg_eig", method=False)
+def eig(A):
+    """``(eigenvalues, eigenvectors)`` of a general square matrix, complex for real and complex
+    input (``A V = V diag(L)``); eigenvectors have unit norm and are unique up to a phase, their
+    order is LAPACK's. An input with an inf or NaN raises, as in PyTorch."""
+    _check_eig("linalg.eig", A)
+    if A.numel() and not bool(A.isfinite().all()):
+        raise RuntimeError("torch.linalg.eig: input tensor should not contain infs or NaNs.")
+    return RT.linalg_eig(*LF.eig_k(A, True))
+
+
+@composite("linalg_eigvals", method=False)
+def eigvals(A):
+    """The eigenvalues of a general square matrix, complex, in ``eig``'s order."""
+    _check_eig("linalg.eigvals", A)
+    return LF.eig_k(A, A.requires_grad)[0]
 
 
 @composite("linalg_svd", method=False)

@@ -1,5 +1,5 @@
 """The linear-algebra kernel ops: the factorizations and solvers a backend may implement
-(``_linalg_cholesky_ex``, ``_linalg_qr``, ``_linalg_eigh``, ``_linalg_svd``,
+(``_linalg_cholesky_ex``, ``_linalg_qr``, ``_linalg_eig``, ``_linalg_eigh``, ``_linalg_svd``,
 ``_linalg_lu_factor_ex``, ``_linalg_solve_triangular``, ``_linalg_inv_ex``, ``_linalg_solve_ex``,
 ``_linalg_det``, ``_linalg_slogdet``). Each has no decomposition but a declared **host path**
 (:mod:`ember.ops.linalg_host`, numpy): a backend without the kernel computes it on the host with
@@ -11,6 +11,8 @@ These are internal ops with their kernel arguments as signature; the public func
 which check ``info`` and raise :class:`LinAlgError` as PyTorch does.
 """
 from __future__ import annotations
+
+import math
 
 from .. import _dtype as D
 from . import _args as U
@@ -111,7 +113,12 @@ def cholesky_ex_k(A, upper=False):
 # -- QR ----------------------------------------------------------------------------------------------
 
 def _copyltu(M):
-    return M.tril() + mH(M.tril(-1))
+    """The Hermitian matrix with M's strict lower triangle (the real part of its diagonal)."""
+    low = M.tril(-1)
+    d = M.diagonal(0, -2, -1)
+    if M._dtype.is_complex:
+        d = d.real.to(M._dtype)
+    return low + mH(low) + d.diag_embed()
 
 
 def _qr_square_bw(Q, R, gQ, gR):
@@ -164,6 +171,10 @@ def qr_k(A, mode="reduced"):
     return A._device, (A, mode), (A,)
 
 
+EIGVEC_PHASE = ("The eigenvectors in the complex case are specified up to multiplication by e^{i phi}. The specified "
+                "loss function depends on this quantity, so it is ill-defined.")
+
+
 # -- eigh ----------------------------------------------------------------------------------------------
 
 def _eigh_bw(ctx, g):
@@ -182,6 +193,8 @@ def _eigh_bw(ctx, g):
     eye = CR.eye(n, dtype=D.bool, device=L._device)
     E = E.where(~eye, 1.0)
     VhgV = _mm(mH(V), gV)
+    if V._dtype.is_complex:
+        gauge_check("linalg_eigh_backward", VhgV.diagonal(0, -2, -1).imag, EIGVEC_PHASE)
     # the skew-Hermitian part (PyTorch's): the gradient is Hermitian, as the input is taken to be
     inner = ((VhgV - mH(VhgV)) * 0.5 / E).where(~eye, 0.0)
     if gL is not None:
@@ -195,6 +208,68 @@ def eigh_k(A, UPLO="L", compute_v=True):
     """``(eigenvalues, eigenvectors)`` of the Hermitian matrix given by the ``UPLO`` triangle of
     ``A``, ascending; without ``compute_v`` an empty second result."""
     return A._device, (A, UPLO, bool(compute_v)), (A,)
+
+
+def gauge_check(op: str, d, message: str) -> None:
+    """PyTorch's refusal of a loss that depends on the free phases of complex singular vectors or
+    eigenvectors: ``d`` (the phase derivatives, ``Im diag(V^H gV)`` and the like) must vanish, up
+    to rounding (a host synchronisation, as in PyTorch)."""
+    tol = math.sqrt(D.finfo(d._dtype).eps) * 10
+    if d.numel() and bool((d.abs() > tol * (1 + d.abs().amax())).any()):
+        raise RuntimeError(f"{op}: {message}")
+
+
+def _phase_term(op, J, K, message):
+    """``Im diag(J) - Im diag(K)`` for the SVD's phase terms (J = U^H gU, K = V^H gV), after
+    checking that their sum, the loss's derivative along the free phases, vanishes."""
+    zero = None
+    dj = J.diagonal(0, -2, -1).imag if J is not None else zero
+    dk = K.diagonal(0, -2, -1).imag if K is not None else zero
+    total = dj if dk is None else (dk if dj is None else dj + dk)
+    gauge_check(op, total, message)
+    if dk is None:
+        return dj * 2
+    if dj is None:
+        return -dk * 2
+    return dj - dk
+
+
+# -- eig -----------------------------------------------------------------------------------------------
+
+def _eig_bw(ctx, g):
+    """A V = V diag(L) with unit columns: with P = V^-1 dA V, dL = diag(P) and V^-1 dV = P / E off
+    the diagonal (E_ij = L_j - L_i), its diagonal fixed by the unit norms up to the free phases;
+    so gA = V^-H (diag(gL) + (W - V^H V Re diag(W)) / conj(E)) V^H, W = V^H gV (off the diagonal)."""
+    A, compute_v = ctx.args
+    L, V = ctx.out
+    gL, gV = g
+    if not compute_v:
+        raise RuntimeError("linalg.eigvals: the derivative needs the eigenvectors, which were not computed "
+                           "(ember computes them whenever the input requires grad)")
+    if gL is None and gV is None:
+        return (None,)
+    n = L._shape[-1]
+    eye = CR.eye(n, dtype=D.bool, device=L._device)
+    VH = mH(V)
+    if gV is not None:
+        W = _mm(VH, gV)
+        gauge_check("linalg_eig_backward", W.diagonal(0, -2, -1).imag, EIGVEC_PHASE)
+        W = W - _scale_cols(_mm(VH, V), W.diagonal(0, -2, -1).real.to(V._dtype))
+        E = (L.unsqueeze(-2) - L.unsqueeze(-1)).conj().where(~eye, 1.0)
+        inner = (W / E).where(~eye, 0.0)
+        if gL is not None:
+            inner = inner + gL.diag_embed()
+    else:
+        inner = gL.diag_embed()
+    return (solve_ex_k(VH, _mm(inner, VH), True)[0],)
+
+
+@defop("_linalg_eig", backward=_eig_bw, saves=(), save_output=True, out=False, method=False, group="linalg",
+       materialize=False, host=H.eig)
+def eig_k(A, compute_v=True):
+    """``(eigenvalues, eigenvectors)`` of a general square matrix, complex (unit-norm eigenvectors,
+    LAPACK's geev); without ``compute_v`` an empty second result."""
+    return A._device, (A, bool(compute_v)), (A,)
 
 
 # -- SVD -----------------------------------------------------------------------------------------------
@@ -233,6 +308,11 @@ def _svd_bw(ctx, g):
     inner = (inner / E).where(~eye, 0.0)
     if gS is not None:
         inner = inner + gS.to(inner._dtype).diag_embed()
+    if U_._dtype.is_complex:  # the phases: d(U_kk^H dU_k - V_k^H dV_k) = i Im(dP_kk) / s_k
+        ph = _phase_term("svd_backward", J, K, "The singular vectors in the complex case are specified up to "
+                         "multiplication by e^{i phi}. The specified loss function depends on this phase term, making "
+                         "it ill-defined.")
+        inner = inner + (ph * 0.5j / S).diag_embed()
     gA = _mm(_mm(U_, inner), Vh)
     if m > k and gU is not None:
         gA = gA + _mm(_scale_cols(gU - _mm(U_, J), 1 / S), Vh)
@@ -367,11 +447,12 @@ def _det_bw(ctx, g):
     gd = (g * conj(d)).unsqueeze(-1).unsqueeze(-1)
     if not bool((d == 0).any()):
         return (gd * mH(inv_ex_k(A)[0]),)
-    # a singular matrix: the cofactor matrix through the SVD, adj(A)^H = det(U) det(V) U adj(S) Vh
+    # a singular matrix: adj(A) = det(U) det(Vh) Vh^H adj(S) U^H through the SVD, so
+    # adj(A)^H = conj(det(U) det(Vh)) U adj(S) Vh
     U_, S, Vh = svd_k(A, False, True)
-    sign = (det_k(U_.detach()) * det_k(Vh.detach())).unsqueeze(-1).unsqueeze(-1)
-    cof = _mm(_scale_cols(U_, _exclusive_prod(S).to(U_._dtype)), Vh) * sign
-    return (g.unsqueeze(-1).unsqueeze(-1) * conj(cof),)
+    sign = conj(det_k(U_.detach()) * det_k(Vh.detach())).unsqueeze(-1).unsqueeze(-1)
+    cofH = _mm(_scale_cols(U_, _exclusive_prod(S).to(U_._dtype)), Vh) * sign
+    return (g.unsqueeze(-1).unsqueeze(-1) * cofH,)
 
 
 @defop("_linalg_det", backward=_det_bw, save_output=True, out=False, method=False, group="linalg", host=H.det)
@@ -381,14 +462,20 @@ def det_k(A):
 
 
 def _slogdet_bw(ctx, g):
+    """With t = tr(A^-1 dA): d logabsdet = Re t, d sign = i sign Im t, so the gradient is
+    ``conj(c) A^-H``, c = g_logabsdet + i Im(conj(g_sign) sign) (the sign's part only for complex A)."""
     A = ctx.args[0]
-    gl = g[1]
-    if gl is None:
+    gs, gl = g
+    c = gl
+    if A._dtype.is_complex and gs is not None:
+        c = (c if c is not None else 0) - (gs.conj() * ctx.out[0]).imag * 1j
+    if c is None:
         return (None,)
-    return (gl.unsqueeze(-1).unsqueeze(-1) * mH(inv_ex_k(A)[0]),)
+    return (c.unsqueeze(-1).unsqueeze(-1) * mH(inv_ex_k(A)[0]),)
 
 
-@defop("_linalg_slogdet", backward=_slogdet_bw, out=False, method=False, group="linalg", host=H.slogdet)
+@defop("_linalg_slogdet", backward=_slogdet_bw, save_output=(0,), materialize=False, out=False, method=False,
+       group="linalg", host=H.slogdet)
 def slogdet_k(A):
     """``(sign, log|det|)``."""
     return A._device, (A,), (A,)

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["cholesky_ex", "qr", "eigh", "svd", "lu_factor_ex", "solve_triangular", "inv_ex", "solve_ex", "det",
-           "slogdet"]
+__all__ = ["cholesky_ex", "qr", "eig", "eigh", "svd", "lu_factor_ex", "solve_triangular", "inv_ex", "solve_ex", "det",
+           "ldl_factor_ex", "ldl_solve", "slogdet"]
 
 
 def _mH(a):
@@ -41,7 +41,8 @@ def lu_factor_ex(a, pivot=True):
     rows = np.arange(nb)
     for j in range(k):
         if pivot:
-            p = j + np.argmax(np.abs(A[:, j:, j]), axis=1)
+            col = A[:, j:, j]  # LAPACK's pivot size: |re| + |im| for complex entries (its cabs1)
+            p = j + np.argmax(np.abs(col.real) + np.abs(col.imag) if np.iscomplexobj(col) else np.abs(col), axis=1)
             piv[:, j] = p + 1
             swap = p != j
             if swap.any():
@@ -103,6 +104,26 @@ def eigh(a, uplo="L", compute_v=True):
     if compute_v:
         return tuple(np.linalg.eigh(a, UPLO=uplo))
     return np.linalg.eigvalsh(a, UPLO=uplo), np.empty((0,), a.dtype)
+
+
+def eig(a, compute_v=True):
+    """``(eigenvalues, eigenvectors)`` of a general square matrix (LAPACK geev through numpy:
+    eigenvectors of unit norm), always complex (complex64 for float32/complex64 input); without
+    ``compute_v`` an empty second result. A matrix with an inf or NaN gets NaN eigenvalues and
+    eigenvectors (numpy refuses it; the front end of ``eig`` raises first)."""
+    ct = np.complex64 if a.dtype in (np.float32, np.complex64) else np.complex128
+    n = a.shape[-1]
+    A, batch = _flat(a)
+    L = np.full(A.shape[:2], np.nan, ct)
+    V = np.full(A.shape, np.nan, ct)
+    ok = np.isfinite(A).all(axis=(-2, -1))
+    if n and ok.any():
+        if compute_v:
+            L[ok], V[ok] = np.linalg.eig(A[ok])
+        else:
+            L[ok] = np.linalg.eigvals(A[ok])
+    L = L.reshape(batch + (n,))
+    return (L, V.reshape(a.shape)) if compute_v else (L, np.empty((0,), ct))
 
 
 def svd(a, full_matrices=True, compute_uv=True):
@@ -198,3 +219,149 @@ def slogdet(a):
     """``(sign, log|det|)`` (batched)."""
     s, l = np.linalg.slogdet(a)
     return np.asarray(s), np.asarray(l)
+
+
+# -- LDL^T (Bunch-Kaufman), LAPACK sytrf/hetrf's output ---------------------------------------------------
+
+_BK_ALPHA = (1 + np.sqrt(17.0)) / 8  # Bunch and Kaufman's pivot threshold
+
+
+def _size(x):
+    """LAPACK's pivot size: |x|, or |re| + |im| for complex."""
+    return np.abs(x.real) + np.abs(x.imag) if np.iscomplexobj(x) else np.abs(x)
+
+
+def _bk_one(a, herm):
+    """Bunch-Kaufman with the lower triangle of one matrix: ``(LD, pivots, info)`` as LAPACK's
+    unblocked sytf2 (``herm``: hetf2, conjugating) leaves them."""
+    A = np.tril(np.array(a, copy=True))
+    n = A.shape[-1]
+    cj = np.conj if herm and np.iscomplexobj(A) else (lambda x: x)
+    dsize = (lambda x: abs(x.real)) if herm else _size
+    piv = np.zeros(n, np.int32)
+    info = 0
+    k = 0
+    while k < n:
+        if herm:
+            A[k, k] = A[k, k].real
+        step = 1
+        absakk = dsize(A[k, k])
+        colmax, imax = 0.0, k
+        if k + 1 < n:
+            col = _size(A[k + 1:, k])
+            imax = k + 1 + int(np.argmax(col))
+            colmax = col[imax - k - 1]
+        if max(absakk, colmax) == 0 or np.isnan(absakk):
+            info = info or k + 1
+            piv[k] = k + 1
+            k += 1
+            continue
+        kp = k
+        if absakk < _BK_ALPHA * colmax:
+            rowmax = max(_size(A[imax, k:imax]).max(initial=0), _size(A[imax + 1:, imax]).max(initial=0))
+            if absakk >= _BK_ALPHA * colmax * (colmax / rowmax):
+                kp = k
+            elif dsize(A[imax, imax]) >= _BK_ALPHA * rowmax:
+                kp = imax
+            else:
+                kp, step = imax, 2
+        kk = k + step - 1
+        if kp != kk:  # symmetric interchange of kk and kp in the trailing lower triangle
+            A[kp + 1:, [kk, kp]] = A[kp + 1:, [kp, kk]]
+            mid = A[kk + 1:kp, kk].copy()
+            A[kk + 1:kp, kk] = cj(A[kp, kk + 1:kp])
+            A[kp, kk + 1:kp] = cj(mid)
+            if herm:
+                A[kp, kk] = cj(A[kp, kk])
+            A[kk, kk], A[kp, kp] = A[kp, kp], A[kk, kk]
+            if step == 2:
+                A[k + 1, k], A[kp, k] = A[kp, k], A[k + 1, k]
+        # the updates in LAPACK's order of operations, so that rounding (and exact zeros) agree
+        one = A.dtype.type(1)
+        if step == 1:
+            d = one / (A[k, k].real if herm else A[k, k])
+            x = A[k + 1:, k].copy()
+            A[k + 1:, k + 1:] -= np.tril(np.outer(x, d * cj(x)))
+            A[k + 1:, k] = x * d
+            piv[k] = kp + 1
+        else:
+            c0, c1 = A[k + 2:, k].copy(), A[k + 2:, k + 1].copy()
+            if herm:
+                r = abs(A[k + 1, k])
+                d11, d22 = A[k + 1, k + 1].real / r, A[k, k].real / r
+                d21 = A[k + 1, k] / r
+                t = (one / (d11 * d22 - 1)) / r
+                wk, wk1 = t * (d11 * c0 - d21 * c1), t * (d22 * c1 - np.conj(d21) * c0)
+            else:
+                d21 = A[k + 1, k]
+                d11, d22 = A[k + 1, k + 1] / d21, A[k, k] / d21
+                t = (one / (d11 * d22 - 1)) / d21
+                wk, wk1 = t * (d11 * c0 - c1), t * (d22 * c1 - c0)
+            A[k + 2:, k + 2:] -= np.tril(np.outer(c0, cj(wk)))
+            A[k + 2:, k + 2:] -= np.tril(np.outer(c1, cj(wk1)))
+            A[k + 2:, k], A[k + 2:, k + 1] = wk, wk1
+            piv[k] = piv[k + 1] = -(kp + 1)
+        if herm:
+            A[range(k, min(k + step, n)), range(k, min(k + step, n))] = A[range(k, min(k + step, n)),
+                                                                          range(k, min(k + step, n))].real
+        k += step
+    return A, piv, info
+
+
+def ldl_factor_ex(a, hermitian=False):
+    """``(LD, pivots, info)``: the Bunch-Kaufman factorization ``A = L D L^T`` (``L D L^H`` with
+    ``hermitian``) from the lower triangle, in LAPACK sytrf's compact form: L's unit lower
+    triangle and D's 1x1 and 2x2 blocks in LD, 1-based int32 pivots (negative, twice, for a 2x2
+    block), info = the first zero diagonal of D (1-based) or 0."""
+    A, batch = _flat(a)
+    herm = bool(hermitian) and np.iscomplexobj(A)
+    parts = [_bk_one(m, herm) for m in A]
+    n = a.shape[-1]
+    LD = np.stack([p[0] for p in parts]).reshape(a.shape) if parts else np.zeros(a.shape, a.dtype)
+    piv = np.array([p[1] for p in parts], np.int32).reshape(batch + (n,))
+    info = np.array([p[2] for p in parts], np.int32).reshape(batch)
+    return LD, piv, info
+
+
+def _ldl_solve_one(LD, piv, B, herm):
+    """LAPACK sytrs with the lower factor: X with ``A X = B`` for one matrix."""
+    n = LD.shape[-1]
+    cj = np.conj if herm else (lambda x: x)
+    X = np.array(B, dtype=np.result_type(LD, B), copy=True)
+    k = 0
+    while k < n:  # L D Y = P^T B, forwards
+        if piv[k] > 0:
+            kp = piv[k] - 1
+            X[[k, kp]] = X[[kp, k]]
+            X[k + 1:] -= np.outer(LD[k + 1:, k], X[k])
+            X[k] /= LD[k, k]
+            k += 1
+        else:
+            kp = -piv[k] - 1
+            X[[k + 1, kp]] = X[[kp, k + 1]]
+            X[k + 2:] -= np.outer(LD[k + 2:, k], X[k]) + np.outer(LD[k + 2:, k + 1], X[k + 1])
+            D = np.array([[LD[k, k], cj(LD[k + 1, k])], [LD[k + 1, k], LD[k + 1, k + 1]]])
+            X[k:k + 2] = np.linalg.solve(D, X[k:k + 2])
+            k += 2
+    k = n - 1
+    while k >= 0:  # L^T (L^H) X = Y, backwards
+        step = 1 if piv[k] > 0 else 2
+        for j in range(k, k - step, -1):
+            X[j] -= cj(LD[k + 1:, j]) @ X[k + 1:]
+        kp = abs(piv[k]) - 1
+        X[[k, kp]] = X[[kp, k]]
+        k -= step
+    return X
+
+
+def ldl_solve(LD, pivots, B, hermitian=False):
+    """X with ``A X = B`` from ``ldl_factor``'s ``(LD, pivots)``; batch dims broadcast."""
+    batch = np.broadcast_shapes(LD.shape[:-2], pivots.shape[:-1], B.shape[:-2])
+    n = LD.shape[-1]
+    LDb = np.broadcast_to(LD, batch + LD.shape[-2:]).reshape((-1, n, n))
+    Pb = np.broadcast_to(pivots, batch + (n,)).reshape((-1, n))
+    Bb = np.broadcast_to(B, batch + B.shape[-2:]).reshape((-1,) + B.shape[-2:])
+    herm = bool(hermitian) and np.iscomplexobj(LD)
+    out = [_ldl_solve_one(LDb[i], Pb[i], Bb[i], herm) for i in range(Bb.shape[0])]
+    dt = np.result_type(LD, B)
+    return (np.stack(out) if out else np.zeros(Bb.shape, dt)).reshape(batch + B.shape[-2:])

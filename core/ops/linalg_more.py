@@ -199,7 +199,7 @@ def lstsq(A, B, rcond=None, *, driver=None):
     S = LAPI.svdvals(A.detach())
     tol = S.amax(-1, keepdim=True) * rt if S._shape[-1] else S
     rank = (S > tol).sum(-1)
-    e = CR.empty(0, dtype=A._dtype, device=A._device)
+    e = CR.empty(0, dtype=S._dtype, device=A._device)  # residuals and singular values are real
     res = e
     if driver != "gelsy" and m > n and bool((rank == n).all()):
         res = ((A.matmul(X) - Bm).abs() ** 2).sum(-2)

@@ -429,6 +429,8 @@ def norm(input, p="fro", dim=None, keepdim: bool = False, dtype=None):
         raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {' '.join(str(d) for d in dim)}")
     if dtype is not None:
         x = CP.cast(x, D.to_dtype(dtype))
+    if x._dtype.is_complex:  # the norm of the moduli: a real result
+        return norm(UN.abs(x), p, dim, keepdim)
     if x._dtype.category != _FLOAT:
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
                            f"{U.type_name(x._dtype)}")
@@ -437,6 +439,8 @@ def norm(input, p="fro", dim=None, keepdim: bool = False, dtype=None):
     if x._dtype in (D.float16, D.bfloat16):  # accumulated in float32 (x * x overflows float16), as PyTorch
         return CP.cast(norm(CP.cast(x, D.float32), p, dim, keepdim), x._dtype)
     dims = U.dims_arg(dim, x.dim(), "norm")
+    if p not in ("nuc", 0) and x.dim() and numel_of(x._shape, dims) == 1:
+        return sum(UN.abs(x), dims, keepdim)  # one element: |x| itself (|x|^p would underflow), as PyTorch
     if p == "fro" or p == 2:
         return dispatch(_NORM2, x._device, (x, dims, bool(keepdim)), (x,))
     if p == "nuc":

@@ -73,8 +73,8 @@ def _cumprod_bw(ctx, g):
     return (PW.where(res != res, 0.0, res),)
 
 
-@defop("cumprod", decomposition=_cumprod_decomp, backward=_cumprod_bw, save_output=True, result="first", inplace=True,
-       group="reduce")
+@defop("cumprod", decomposition=_cumprod_decomp, backward=U.holomorphic(_cumprod_bw), save_output=True,
+       result="first", inplace=True, group="reduce")
 def cumprod(input, dim, *, dtype=None):
     """Cumulative product along ``dim``."""
     return _scan_plan(input, dim, dtype, "cumprod")

@@ -151,6 +151,10 @@ FACTOR_CASES = [
     C("linalg_cross", lambda a, b: L.cross(a, b), lambda a, b: np.cross(a, b), [(2, 3), (2, 3)], dtypes=F,
       grad=True),
     C("linalg_vander", L.vander, lambda x: np.vander(x, increasing=True), [(4,)], dtypes=F, grad=True),
+    C("linalg_ldl_solve", lambda a, b: L.ldl_solve(*L.ldl_factor(sym(a) + _alt(a)), b),
+      lambda a, b: np.linalg.solve(sym(a) + _alt(a), b), [S, (3, 4, 2)], dtypes=F, rtol=1e-4, atol=1e-4),
+    C("linalg_ldl_factor_reconstruct", lambda a: _ldl_rebuild(*L.ldl_factor(sym(a) + _alt(a))),
+      lambda a: sym(a) + _alt(a), [S], dtypes=F, rtol=1e-4, atol=1e-4),
     C("linalg_tensorinv", lambda a: L.tensorinv(wc(a.reshape(4, 4)).reshape(2, 2, 4)),
       lambda a: np.linalg.tensorinv(wc(a.reshape(4, 4)).reshape(2, 2, 4)), [(16,)], dtypes=F, grad=True),
     C("linalg_tensorsolve", lambda a, b: L.tensorsolve(wc(a.reshape(4, 4)).reshape(2, 2, 4), b),
@@ -181,3 +185,38 @@ def _np_householder(a, tau):
         v[i + 1:] = a[i + 1:, i]
         q = q @ (np.eye(m) - tau[i] * np.outer(v, v))
     return q[:, :n]
+
+
+def _alt(a):
+    """An indefinite, well-conditioned diagonal: +-6 alternating (2x2 pivots still occur)."""
+    n = a.shape[-1]
+    d = [6.0 * (-1) ** i for i in range(n)]
+    return ember.diag(ember.tensor(d, dtype=a.dtype, device=a.device)) if isinstance(a, ember.Tensor) else np.diag(d)
+
+
+def _ldl_rebuild(LD, piv):
+    """``A`` from ldl_factor's compact form, applying LAPACK's interchanges (an ember computation
+    on the host: the identity ``A = P L D L^T P^T`` checks LD and the pivots together)."""
+    ld, p = LD.cpu().numpy().astype(np.float64), piv.cpu().numpy()
+    out = np.empty(ld.shape)
+    for idx in np.ndindex(ld.shape[:-2]):
+        m, q = ld[idx], p[idx]
+        n = m.shape[-1]
+        Lm, D = np.eye(n), np.zeros((n, n))
+        M = np.eye(n)  # the running product P1 L1 P2 L2 ...
+        k = 0
+        while k < n:
+            s = 1 if q[k] > 0 else 2
+            kp = abs(q[k]) - 1
+            Pk = np.eye(n)
+            Pk[[k + s - 1, kp]] = Pk[[kp, k + s - 1]]
+            Lk = np.eye(n)
+            Lk[k + s:, k:k + s] = m[k + s:, k:k + s]
+            D[k:k + s, k:k + s] = m[k:k + s, k:k + s]
+            if s == 2:
+                D[k, k + 1] = m[k + 1, k]
+            M = M @ Pk @ Lk
+            k += s
+        Lm = M
+        out[idx] = Lm @ D @ Lm.T
+    return ember.tensor(out, dtype=LD.dtype, device=LD.device)

@@ -9,6 +9,7 @@ import ember
 from ember.autograd import gradcheck
 from ember.testing.helpers import BackendCase as C
 from ember.testing.helpers import make_tensor, supports
+from ember.testing.suite.optable_factor_complex import COMPLEX_FACTOR_CASES, COMPLEX_FACTOR_GRADS
 
 CX = (ember.complex64, ember.complex128)
 S = (3, 4)
@@ -104,6 +105,19 @@ def test_complex_gradcheck(device, name):
     _needs_complex(device, ember.complex128)
     fn, n = GRAD_CASES[name]
     assert gradcheck(fn, tuple(_z(device, (4,), seed) for seed in range(n)))
+
+
+@pytest.mark.parametrize("case", COMPLEX_FACTOR_CASES, ids=[c.name for c in COMPLEX_FACTOR_CASES])
+def test_complex_linalg_values(device, case):
+    _needs_complex(device)
+    case.run(device)
+
+
+@pytest.mark.parametrize("name", sorted(COMPLEX_FACTOR_GRADS))
+def test_complex_linalg_gradcheck(device, name):
+    _needs_complex(device, ember.complex128)
+    fn, shapes = COMPLEX_FACTOR_GRADS[name]
+    assert gradcheck(fn, tuple(_z(device, shape, seed) for seed, shape in enumerate(shapes)), atol=1e-5, rtol=1e-3)
 
 
 def test_complex_parts_are_writable_views(device):

@@ -1,20 +1,31 @@
 """Generators of calls for ``torch.linalg`` and the top-level factorization aliases, on
 well-conditioned generated matrices (``a + 3n I``; symmetric positive-definite ``a a^T + n I``),
-batched and strided, float32/float64 (plus a few integer and singular inputs for the errors).
+batched and strided, float32/float64 and complex64/complex128 (Hermitian ``a a^H + n I`` for
+the positive-definite kind), plus a few integer and singular inputs for the errors.
 The factorizations whose factors are unique only up to sign (eigh, svd, qr, lu) are compared
 here through the gauge-invariant functions (values, svdvals, pinv, reconstructions in
 test_linalg_oracle.py); their own calls are compared there."""
 from __future__ import annotations
 
 import numpy as np
+import torch
 from hypothesis import strategies as st
 
 from .calls import Call
-from .tensors import T, tensors
+from .tensors import COMPLEX, T, tensors
 
 __all__ = ["FACTOR"]
 
-F = ("float32", "float64")
+F = ("float32", "float64") + COMPLEX
+
+
+def _mH(a):
+    return np.conj(np.swapaxes(a, -1, -2))
+
+
+def _parts(t):
+    """The values of a drawn T at their own precision (complex128 or float64)."""
+    return t.values.astype(np.complex128 if t.dtype in COMPLEX else np.float64)
 
 
 @st.composite
@@ -25,14 +36,14 @@ def matrices(draw, kind="wc", shape=None, dtypes=F):
         n = draw(st.integers(1, 4))
         shape = draw(st.sampled_from(((), (2,), (2, 1)))) + (n, n)
     t = draw(tensors(dtypes, shape=shape, low=-1, high=1, special=False))
-    a = t.values.astype(np.float64)
+    a = _parts(t)
     n = shape[-1]
     if kind == "wc":
         a = a + 3 * n * np.eye(n)
     elif kind == "spd":
-        a = a @ np.swapaxes(a, -1, -2) + n * np.eye(n)
+        a = a @ _mH(a) + n * np.eye(n)
     elif kind == "sym":  # distinct eigenvalues: the gradient is well-defined
-        a = a + np.swapaxes(a, -1, -2) + np.diag(3.0 * np.arange(1, n + 1))
+        a = a + _mH(a) + np.diag(3.0 * np.arange(1, n + 1))
     elif kind == "signed":  # well-conditioned, with a negative determinant half of the time
         a = a + 3 * n * np.eye(n)
         if draw(st.booleans()):
@@ -84,7 +95,7 @@ def _triangular_solve(draw):
 @st.composite
 def _cholesky_solve(draw, op):
     A = draw(matrices("spd"))
-    L = T(np.linalg.cholesky(A.values.astype(np.float64)), A.dtype)
+    L = T(np.linalg.cholesky(_parts(A)), A.dtype)
     if op == "cholesky_inverse":
         return Call(op, op, (L,))
     B = draw(tensors((A.dtype,), shape=A.shape[:-1] + (2,), low=-1, high=1, special=False))
@@ -115,7 +126,7 @@ def _singular_or_indefinite(draw, op, fn, kwargs=None):
 def _wide_or_tall(draw, op, fn, kwargs=None, kind="any"):
     m, n = draw(st.integers(1, 4)), draw(st.integers(1, 4))
     t = draw(tensors(F, shape=draw(st.sampled_from(((), (2,)))) + (m, n), low=-1, high=1, special=False))
-    a = t.values.astype(np.float64)
+    a = _parts(t)
     k = min(m, n)
     a[..., range(k), range(k)] += 2 * max(m, n)  # well separated singular values
     return Call(op, fn, (T(a, t.dtype, "contiguous" if t.layout == "expanded" else t.layout),), dict(kwargs or {}))
@@ -184,15 +195,14 @@ def _misc(draw, op):
 @st.composite
 def _lu_unpack(draw):
     A = draw(matrices("any"))
-    a = A.values.astype(np.float64)
-    lu, piv = _np_lu(a)
+    lu, piv = _np_lu(_parts(A))
     return Call("lu_unpack", "lu_unpack", (T(lu, A.dtype), T(piv, "int32")))
 
 
 @st.composite
 def _lu_solve(draw):
     A = draw(matrices("wc"))
-    lu, piv = _np_lu(A.values.astype(np.float64))
+    lu, piv = _np_lu(_parts(A))
     n = A.shape[-1]
     left, adjoint = draw(st.booleans()), draw(st.booleans())
     B = draw(tensors((A.dtype,), shape=A.shape[:-2] + ((n, 2) if left else (2, n)), low=-1, high=1, special=False))
@@ -201,20 +211,47 @@ def _lu_solve(draw):
 
 
 def _np_lu(a):
-    """LAPACK getrf's packed LU and 1-based pivots (partial pivoting), batched."""
-    a = np.array(a, dtype=np.float64, copy=True)
+    """LAPACK getrf's packed LU and 1-based pivots (partial pivoting on |re| + |im|), batched."""
+    a = np.array(a, copy=True)
     flat = a.reshape((-1,) + a.shape[-2:])
     n = a.shape[-1]
     piv = np.zeros((flat.shape[0], n), np.int32)
     for b, m in enumerate(flat):
         for j in range(n):
-            p = j + int(np.argmax(np.abs(m[j:, j])))
+            p = j + int(np.argmax(np.abs(m[j:, j].real) + np.abs(m[j:, j].imag)))
             piv[b, j] = p + 1
             m[[j, p]] = m[[p, j]]
             if m[j, j] != 0:
                 m[j + 1:, j] /= m[j, j]
             m[j + 1:, j + 1:] -= np.outer(m[j + 1:, j], m[j, j + 1:])
     return flat.reshape(a.shape), piv.reshape(a.shape[:-1])
+
+
+@st.composite
+def _ldl(draw, op):
+    """Symmetric (or, for complex, Hermitian or complex-symmetric) indefinite matrices: LD and
+    the pivots (1x1 and 2x2 blocks) are compared exactly with LAPACK's."""
+    n = draw(st.integers(1, 5))
+    dt = draw(st.sampled_from(F))
+    rng = np.random.default_rng(draw(st.integers(0, 2 ** 16)))  # generic values: no singular D, no pivot ties
+    a = rng.uniform(-1, 1, draw(st.sampled_from(((), (2,)))) + (n, n))
+    if dt in COMPLEX:
+        a = a + 1j * rng.uniform(-1, 1, a.shape)
+    a = np.asarray(a, dtype=dt).astype(a.dtype)  # the values as the dtype stores them
+    herm = dt in COMPLEX and draw(st.booleans())
+    a = a + (_mH(a) if herm else np.swapaxes(a, -1, -2))
+    kw = {"hermitian": True} if herm else {}
+    if op != "linalg_ldl_solve":
+        return Call(op, op.replace("linalg_", "linalg."), (T(a, dt),), kw)
+    LD, piv = _ldl_host(np.asarray(a, dtype=dt), herm)
+    B = draw(tensors((dt,), shape=a.shape[:-1] + (2,), low=-1, high=1, special=False))
+    return Call(op, "linalg.ldl_solve", (T(LD, dt), T(piv, "int32"), B), kw)
+
+
+def _ldl_host(a, herm):
+    """PyTorch's factorization, the input of ldl_solve."""
+    LD, piv = torch.linalg.ldl_factor(torch.tensor(a), hermitian=herm)
+    return LD.numpy(), piv.numpy()
 
 
 FACTOR = {
@@ -252,6 +289,7 @@ FACTOR = {
     "linalg_qr": _wide_or_tall("linalg_qr", "linalg.qr"),
     "qr": _wide_or_tall("qr", "qr"),
     "linalg_lu_factor_ex": _singular_or_indefinite("linalg_lu_factor_ex", "linalg.lu_factor_ex"),
+    **{op: _ldl(op) for op in ("linalg_ldl_factor", "linalg_ldl_factor_ex", "linalg_ldl_solve")},
     **{op: _misc(op) for op in ("linalg_vecdot", "linalg_cross", "linalg_multi_dot", "linalg_householder_product",
                                 "linalg_vander", "linalg_diagonal", "linalg_tensorinv", "linalg_tensorsolve",
                                 "linalg_matrix_power", "linalg_matrix_exp", "matrix_exp")},

@@ -4,12 +4,12 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from .calls import Call
-from .tensors import FLOATS, NUMS, scalars, tensors
+from .tensors import COMPLEX, FLOATS, NUMS, scalars, tensors
 
 __all__ = ["LINALG"]
 
 LINALG = {}
-_MM = NUMS
+_MM = NUMS + COMPLEX
 
 
 def _n(draw):
@@ -34,7 +34,7 @@ def _products(draw, name):
         return Call(name, name, (_mat(draw, n, k), _mat(draw, k2)))
     if name == "bmm":
         return Call(name, name, (_mat(draw, b, n, k), _mat(draw, b, k2, m)))
-    if name == "dot" or name == "inner":
+    if name in ("dot", "vdot", "inner"):
         return Call(name, name, (_mat(draw, k), _mat(draw, k2)))
     if name == "outer":
         return Call(name, name, (_mat(draw, n), _mat(draw, m)))
@@ -52,7 +52,7 @@ def _products(draw, name):
     raise AssertionError(name)
 
 
-for _x in ("mm", "mv", "bmm", "dot", "inner", "outer", "addmm", "addmv", "addr", "addbmm", "baddbmm"):
+for _x in ("mm", "mv", "bmm", "dot", "vdot", "inner", "outer", "addmm", "addmv", "addr", "addbmm", "baddbmm"):
     LINALG[_x] = _products(_x)
 
 
@@ -70,7 +70,8 @@ def _einsum(draw):
                                        ("ii->i", ((3, 3),)), ("bij->bji", ((2, 2, 3),)),
                                        ("...i,...i->...", ((2, 3), (3,))),
                                        ("ij->", ((2, 0),)), ("i,j->ij", ((2,), (3,))))))
-    return Call("einsum", "einsum", (eq,) + tuple(draw(tensors(FLOATS + ("int64",), shape=s)) for s in shapes))
+    return Call("einsum", "einsum", (eq,) + tuple(draw(tensors(FLOATS + COMPLEX + ("int64",), shape=s))
+                                                  for s in shapes))
 
 
 @st.composite
@@ -103,7 +104,8 @@ def _matrix_power(draw):
 @st.composite
 def _chain(draw):
     n = [_n(draw) for _ in range(4)]
-    return Call("chain_matmul", "chain_matmul", tuple(_mat(draw, n[i], n[i + 1], dtypes=FLOATS) for i in range(3)))
+    return Call("chain_matmul", "chain_matmul", tuple(_mat(draw, n[i], n[i + 1], dtypes=FLOATS + COMPLEX)
+                                                        for i in range(3)))
 
 
 LINALG.update({"matmul": _matmul(), "einsum": _einsum(), "tensordot": _tensordot(), "kron": _kron(),

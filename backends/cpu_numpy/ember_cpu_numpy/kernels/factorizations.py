@@ -23,7 +23,9 @@ def _kernel(fn):
 
 #: op name -> kernel (numpy only; ember-cuda-cupy does not inherit these: it takes the host path)
 KERNELS = {"_linalg_cholesky_ex": _kernel(H.cholesky_ex), "_linalg_qr": _kernel(H.qr), "_linalg_eigh": _kernel(H.eigh),
+           "_linalg_eig": _kernel(H.eig),
            "_linalg_svd": _kernel(H.svd), "_linalg_lu_factor_ex": _kernel(H.lu_factor_ex),
            "_linalg_solve_triangular": _kernel(H.solve_triangular), "_linalg_inv_ex": _kernel(H.inv_ex),
            "_linalg_solve_ex": _kernel(H.solve_ex), "_linalg_det": _kernel(H.det),
-           "_linalg_slogdet": _kernel(H.slogdet)}
+           "_linalg_slogdet": _kernel(H.slogdet), "_linalg_ldl_factor_ex": _kernel(H.ldl_factor_ex),
+           "_linalg_ldl_solve": _kernel(H.ldl_solve)}
