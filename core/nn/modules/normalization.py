@@ -63,7 +63,7 @@ class GroupNorm(Module):
                  dtype=None, *, bias: bool = True) -> None:
         super().__init__()
         if num_channels % num_groups:
-            raise ValueError("num_channels must be divisible by num_groups")
+            raise ValueError(f"num_channels ({num_channels}) must be divisible by num_groups ({num_groups})")
         self.num_groups, self.num_channels = num_groups, num_channels
         self.eps, self.affine = eps, affine
         _learnable(self, num_channels, {"weight": affine, "bias": affine and bias}, device, dtype)
