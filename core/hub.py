@@ -10,10 +10,9 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import secrets
 import shutil
 import sys
-import tempfile
-import uuid
 import warnings
 import zipfile
 from urllib.error import URLError
@@ -30,6 +29,7 @@ DEFAULT_CACHE_DIR = "~/.cache"
 #: ``name-<sha256 prefix>.ext``: the hash ``check_hash`` verifies
 HASH_REGEX = re.compile(r"-([a-f0-9]*)\.")
 READ_DATA_CHUNK = 128 * 1024
+_NAME_TRIES = 10000  # attempts at a free temporary name
 
 _hub_dir: list = [None]
 
@@ -64,62 +64,68 @@ def _progress_bar(total, enabled: bool):
     return None
 
 
+def _reserve_partial(dst: str):
+    """Create (exclusively) a fresh file beside ``dst`` for the download in progress: its name
+    and the open file."""
+    for _ in range(_NAME_TRIES):
+        name = f"{dst}.{secrets.token_hex(16)}.partial"
+        try:
+            return name, open(name, "x+b")  # noqa: SIM115
+        except FileExistsError:
+            pass
+    raise FileExistsError(f"no usable temporary file name found beside {dst}")
+
+
+def _open_url(url: str, dst: str):
+    try:
+        return urlopen(Request(url, headers={"User-Agent": "ember.hub"}))
+    except URLError as e:
+        raise URLError(f"ember.hub could not download {url} to {dst}: {e.reason}. Without network, place the "
+                       f"file at {dst} and it is used as is") from e
+
+
+def _pump(response, out, hasher, bar) -> None:
+    """Copy the response to ``out`` chunk by chunk, feeding the hash and the progress bar."""
+    for chunk in iter(lambda: response.read(READ_DATA_CHUNK), b""):
+        out.write(chunk)
+        if hasher is not None:
+            hasher.update(chunk)
+        if bar is not None:
+            bar.update(len(chunk))
+
+
 def download_url_to_file(url: str, dst: str, hash_prefix: str | None = None, progress: bool = True) -> None:
     """Download ``url`` to the file ``dst`` (through a temporary file beside it, so a broken download
     never leaves a partial ``dst``); with ``hash_prefix``, the file's SHA-256 must start with it
     (``RuntimeError`` otherwise). Without network, ``URLError`` names the URL and the file."""
     dst = os.path.expanduser(os.fspath(dst))
-    for _ in range(tempfile.TMP_MAX):
-        tmp_dst = dst + "." + uuid.uuid4().hex + ".partial"
-        try:
-            f = open(tmp_dst, "x+b")  # noqa: SIM115
-        except FileExistsError:
-            continue
-        break
-    else:
-        raise FileExistsError(f"no usable temporary file name found beside {dst}")
+    partial, out = _reserve_partial(dst)
+    hasher = None if hash_prefix is None else hashlib.sha256()
     try:
-        try:
-            u = urlopen(Request(url, headers={"User-Agent": "ember.hub"}))
-        except URLError as e:
-            raise URLError(f"ember.hub could not download {url} to {dst}: {e.reason}. Without network, place the "
-                           f"file at {dst} and it is used as is") from e
-        with u:
-            length = u.info().get_all("Content-Length")
-            sha256 = hashlib.sha256() if hash_prefix is not None else None
-            bar = _progress_bar(int(length[0]) if length else None, progress)
+        with out, _open_url(url, dst) as response:
+            sizes = response.info().get_all("Content-Length")
+            bar = _progress_bar(int(sizes[0]) if sizes else None, progress)
             try:
-                while True:
-                    buffer = u.read(READ_DATA_CHUNK)
-                    if not buffer:
-                        break
-                    f.write(buffer)
-                    if sha256 is not None:
-                        sha256.update(buffer)
-                    if bar is not None:
-                        bar.update(len(buffer))
+                _pump(response, out, hasher, bar)
             finally:
                 if bar is not None:
                     bar.close()
-        f.close()
-        if sha256 is not None:
-            digest = sha256.hexdigest()
-            if digest[:len(hash_prefix)] != hash_prefix:
-                raise RuntimeError(f'invalid hash value (expected "{hash_prefix}", got "{digest}")')
-        shutil.move(f.name, dst)
+        if hasher is not None and not hasher.hexdigest().startswith(hash_prefix):
+            raise RuntimeError(f'invalid hash value (expected "{hash_prefix}", got "{hasher.hexdigest()}")')
+        shutil.move(partial, dst)  # complete: only now does it take the final name
     finally:
-        f.close()
-        if os.path.exists(f.name):
-            os.remove(f.name)
+        out.close()
+        if os.path.exists(partial):
+            os.remove(partial)
 
 
 def _is_legacy_zip_format(filename: str) -> bool:
     """A zip of one file (PyTorch's weights before 1.6 were often shipped so), not a torch.save zip."""
-    if zipfile.is_zipfile(filename):
-        with zipfile.ZipFile(filename) as zf:
-            infolist = zf.infolist()
-        return len(infolist) == 1 and not infolist[0].is_dir()
-    return False
+    if not zipfile.is_zipfile(filename):
+        return False
+    with zipfile.ZipFile(filename) as archive:
+        names = archive.namelist()
+    return len(names) == 1 and not names[0].endswith("/")
 
 
 def _legacy_zip_load(filename: str, model_dir: str, map_location, weights_only: bool):
@@ -143,15 +149,12 @@ def load_state_dict_from_url(url: str, model_dir: str | None = None, map_locatio
     if model_dir is None:
         model_dir = os.path.join(get_dir(), "checkpoints")
     os.makedirs(model_dir, exist_ok=True)
-    filename = file_name if file_name is not None else os.path.basename(urlparse(url).path)
-    cached_file = os.path.join(model_dir, filename)
-    if not os.path.exists(cached_file):
+    name = os.path.basename(urlparse(url).path) if file_name is None else file_name
+    cached_file = os.path.join(model_dir, name)
+    if not os.path.exists(cached_file):  # a cached file is used without touching the network
         sys.stdout.write(f'Downloading: "{url}" to {cached_file}\n')
-        hash_prefix = None
-        if check_hash:
-            r = HASH_REGEX.search(filename)
-            hash_prefix = r.group(1) if r else None
-        download_url_to_file(url, cached_file, hash_prefix, progress=progress)
+        found = HASH_REGEX.search(name) if check_hash else None
+        download_url_to_file(url, cached_file, found.group(1) if found else None, progress=progress)
     if _is_legacy_zip_format(cached_file):
         return _legacy_zip_load(cached_file, model_dir, map_location, weights_only)
     return serialization.load(cached_file, map_location=map_location, weights_only=weights_only)

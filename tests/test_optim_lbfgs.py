@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import ember
-from ember.optim.lbfgs import _cubic_interpolate, _strong_wolfe
+from ember.optim.lbfgs import _cubic_minimizer, _wolfe_search
 
 rng = np.random.default_rng(3)
 _M = rng.standard_normal((6, 6))
@@ -153,12 +153,12 @@ def test_fixed_step_is_worse_than_line_search_on_rosenbrock():
     assert with_ls < 1e-8 and without > 1.0
 
 
-def _numpy_obj(fg, x0):
-    """obj_func(x, t, d) for _strong_wolfe over a numpy objective (x, d are ember tensors)."""
-    def obj(x, t, d):
-        f, g = fg(x0 + t * d.numpy())
+def _numpy_probe(fg, x0, d):
+    """probe(t) for _wolfe_search over a numpy objective: loss and gradient at x0 + t * d."""
+    def probe(t):
+        f, g = fg(x0 + t * d)
         return f, ember.tensor(g)
-    return obj
+    return probe
 
 
 @pytest.mark.parametrize("fg,x0", [(np_rosen, np.array([-1.2, 1.0])), (np_quad, X0), (np_rosen, np.array([0.5, -0.3]))])
@@ -168,8 +168,8 @@ def test_strong_wolfe_step_meets_the_conditions(fg, x0, t0):
     d = -g0
     gtd = float(g0 @ d)
     c1, c2 = 1e-4, 0.9
-    f_new, g_new, t, evals = _strong_wolfe(_numpy_obj(fg, x0), ember.tensor(x0), t0, ember.tensor(d), f0,
-                                           ember.tensor(g0), gtd, c1=c1, c2=c2)
+    f_new, g_new, t, evals = _wolfe_search(_numpy_probe(fg, x0, d), ember.tensor(d), t0, f0, ember.tensor(g0), gtd,
+                                           c1=c1, c2=c2)
     f_check, g_check = fg(x0 + t * d)
     assert math.isclose(f_new, f_check, rel_tol=1e-12)
     np.testing.assert_allclose(g_new.numpy(), g_check)
@@ -185,12 +185,12 @@ def test_cubic_interpolation_finds_the_cubic_minimum():
     x1, x2 = 0.5, 3.0
     crit = [r.real for r in df.roots if abs(r.imag) < 1e-12]
     want = [r for r in crit if df.deriv()(r) > 0][0]
-    got = _cubic_interpolate(x1, f(x1), df(x1), x2, f(x2), df(x2))
+    got = _cubic_minimizer(x1, f(x1), df(x1), x2, f(x2), df(x2))
     assert math.isclose(got, want, rel_tol=1e-12)
-    assert _cubic_interpolate(x2, f(x2), df(x2), x1, f(x1), df(x1)) == pytest.approx(want, rel=1e-12)
-    assert _cubic_interpolate(x1, f(x1), df(x1), x2, f(x2), df(x2), bounds=(0.5, 1.0)) == 1.0
+    assert _cubic_minimizer(x2, f(x2), df(x2), x1, f(x1), df(x1)) == pytest.approx(want, rel=1e-12)
+    assert _cubic_minimizer(x1, f(x1), df(x1), x2, f(x2), df(x2), bounds=(0.5, 1.0)) == 1.0
     # no real minimum (d2^2 < 0): the midpoint of the bounds
-    assert _cubic_interpolate(0.0, 0.0, 1.0, 1.0, 2.0 / 3.0, 1.0) == 0.5
+    assert _cubic_minimizer(0.0, 0.0, 1.0, 1.0, 2.0 / 3.0, 1.0) == 0.5
 
 
 def test_lbfgs_stops_at_once_when_gradient_is_small():

@@ -66,19 +66,20 @@ class GradScaler:
         if device == "cuda" and enabled and not _cuda_available():
             warnings.warn("torch.cuda.amp.GradScaler is enabled, but CUDA is not available.  Disabling.", stacklevel=2)
             self._enabled = False
-        if self._enabled:
-            if growth_factor <= 1.0:
-                raise AssertionError("The growth factor must be > 1.0.")
-            if backoff_factor >= 1.0:
-                raise AssertionError("The backoff factor must be < 1.0.")
-            self._init_scale = init_scale
-            self._scale: Tensor | None = None
-            self._growth_factor = growth_factor
-            self._backoff_factor = backoff_factor
-            self._growth_interval = growth_interval
-            self._init_growth_tracker = 0
-            self._growth_tracker: Tensor | None = None
-            self._per_optimizer_states = defaultdict(_refresh_per_optimizer_state)
+        if not self._enabled:
+            return  # a disabled scaler keeps no state: every method passes through
+        for ok, what in ((growth_factor > 1.0, "growth factor must be > 1.0"),
+                         (backoff_factor < 1.0, "backoff factor must be < 1.0")):
+            if not ok:
+                raise AssertionError(f"The {what}.")
+        self._init_scale, self._init_growth_tracker = init_scale, 0
+        self._growth_factor, self._backoff_factor = growth_factor, backoff_factor
+        self._growth_interval = growth_interval
+        # the scale and the count of good steps are tensors made on the first scale() call, on
+        # the device of what it scales
+        self._scale: Tensor | None = None
+        self._growth_tracker: Tensor | None = None
+        self._per_optimizer_states = defaultdict(_refresh_per_optimizer_state)
 
     def _check_scale_growth_tracker(self, funcname: str):
         fix = "This may indicate your script did not use scaler.scale(loss or outputs) earlier in the iteration."

@@ -8,16 +8,16 @@ from __future__ import annotations
 
 import ctypes
 import logging
-import multiprocessing
-import multiprocessing.connection
 import os
 import pickle
-import signal
 import sys
-import tempfile
-import time
 import traceback
 import warnings
+from multiprocessing import connection as _connection
+from multiprocessing import get_context as _get_context
+from signal import SIGINT, Signals
+from tempfile import mkstemp
+from time import monotonic as _now
 
 __all__ = ["ProcessContext", "ProcessException", "ProcessExitedException", "ProcessRaisedException", "spawn",
            "SpawnContext", "start_processes"]
@@ -26,16 +26,20 @@ log = logging.getLogger(__name__)
 
 
 class ProcessException(Exception):
-    __slots__ = ["error_index", "error_pid"]
+    """A process started by :func:`start_processes` failed: which one (``error_index``, its
+    position; ``error_pid``) and ``msg``. Picklable, so that it crosses process boundaries."""
+
+    __slots__ = ("error_index", "error_pid")
 
     def __init__(self, msg: str, error_index: int, error_pid: int):
         super().__init__(msg)
-        self.msg = msg
-        self.error_index = error_index
-        self.error_pid = error_pid
+        self.msg, self.error_index, self.error_pid = msg, error_index, error_pid
+
+    def _rebuild_args(self) -> tuple:
+        return self.msg, self.error_index, self.error_pid
 
     def __reduce__(self):
-        return type(self), (self.msg, self.error_index, self.error_pid)
+        return self.__class__, self._rebuild_args()
 
 
 class ProcessRaisedException(ProcessException):
@@ -43,17 +47,16 @@ class ProcessRaisedException(ProcessException):
 
 
 class ProcessExitedException(ProcessException):
-    """A process exited with a non-zero code or was killed by a signal."""
+    """A process exited with a non-zero code or was killed by a signal (``signal_name``)."""
 
-    __slots__ = ["exit_code"]
+    __slots__ = ("exit_code",)
 
     def __init__(self, msg: str, error_index: int, error_pid: int, exit_code: int, signal_name: str | None = None):
         super().__init__(msg, error_index, error_pid)
-        self.exit_code = exit_code
-        self.signal_name = signal_name
+        self.exit_code, self.signal_name = exit_code, signal_name
 
-    def __reduce__(self):
-        return type(self), (self.msg, self.error_index, self.error_pid, self.exit_code, self.signal_name)
+    def _rebuild_args(self) -> tuple:
+        return (*super()._rebuild_args(), self.exit_code, self.signal_name)
 
 
 def _set_pdeathsig(sig) -> None:
@@ -66,7 +69,7 @@ def _set_pdeathsig(sig) -> None:
 
 
 def _wrap(fn, i, args, error_file):
-    _set_pdeathsig(signal.SIGINT)
+    _set_pdeathsig(SIGINT)
     try:
         fn(i, *args)
     except KeyboardInterrupt:
@@ -89,9 +92,9 @@ class ProcessContext:
         return [int(p.pid) for p in self.processes]
 
     def _join_procs_with_timeout(self, timeout: float):
-        end = time.monotonic() + timeout
+        end = _now() + timeout
         for p in self.processes:
-            p.join(max(0, end - time.monotonic()))
+            p.join(max(0, end - _now()))
 
     def join(self, timeout: float | None = None, grace_period: float | None = None):
         """Wait for the processes (up to ``timeout`` seconds). Returns True when all have exited
@@ -99,7 +102,7 @@ class ProcessContext:
         ``grace_period``) and raises the failure."""
         if not self.sentinels:
             return True
-        ready = multiprocessing.connection.wait(self.sentinels.keys(), timeout=timeout)
+        ready = _connection.wait(self.sentinels.keys(), timeout=timeout)
         error_index = None
         for sentinel in ready:
             index = self.sentinels.pop(sentinel)
@@ -128,7 +131,7 @@ class ProcessContext:
             code = failed.exitcode
             if code < 0:
                 try:
-                    name = signal.Signals(-code).name
+                    name = Signals(-code).name
                 except ValueError:
                     name = f"<Unknown signal {-code}>"
                 raise ProcessExitedException(f"process {error_index:d} terminated with signal {name}",
@@ -154,11 +157,11 @@ class SpawnContext(ProcessContext):
 def start_processes(fn, args=(), nprocs=1, join=True, daemon=False, start_method="spawn"):
     """Start ``nprocs`` processes running ``fn(i, *args)`` with ``start_method``. Returns None
     after joining them (``join=True``), else their :class:`ProcessContext`."""
-    mp = multiprocessing.get_context(start_method)
+    mp = _get_context(start_method)
     error_files, processes = [], []
     for i in range(nprocs):
         # a name the child writes its traceback to (the file exists only when it failed)
-        fd, name = tempfile.mkstemp(prefix="ember-errorfile-", suffix=".pickle")
+        fd, name = mkstemp(prefix="ember-errorfile-", suffix=".pickle")
         os.close(fd)
         os.unlink(name)
         p = mp.Process(target=_wrap, args=(fn, i, args, name), daemon=daemon)

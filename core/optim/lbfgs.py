@@ -1,4 +1,10 @@
-"""L-BFGS (after minFunc), with an optional strong-Wolfe line search; one parameter group."""
+"""L-BFGS (after minFunc), with an optional strong-Wolfe line search; one parameter group.
+
+The iteration keeps the last ``history_size`` curvature pairs (gradient change ``y``, step ``s``,
+``1 / y.s``) and turns the gradient into a direction by the two-loop recursion (Nocedal & Wright,
+Numerical Optimization, algorithm 7.4). The line search brackets a step meeting the strong Wolfe
+conditions and then narrows the bracket by cubic interpolation (ibid., algorithms 3.5 and 3.6).
+"""
 from __future__ import annotations
 
 import math
@@ -12,98 +18,115 @@ from .optimizer import Optimizer, _to_float
 __all__ = ["LBFGS"]
 
 
-def _cubic_interpolate(x1, f1, g1, x2, f2, g2, bounds=None) -> float:
+def _cubic_minimizer(x1, f1, g1, x2, f2, g2, bounds=None) -> float:
     """The minimiser of the cubic through (x1, f1, g1) and (x2, f2, g2), clamped to ``bounds``
-    (default: the interval between the points); the midpoint when the cubic has no minimum."""
-    if bounds is not None:
-        xmin_bound, xmax_bound = bounds
-    else:
-        xmin_bound, xmax_bound = (x1, x2) if x1 <= x2 else (x2, x1)
-    d1 = g1 + g2 - 3 * (f1 - f2) / (x1 - x2)
-    d2_square = d1 ** 2 - g1 * g2
-    if d2_square >= 0:
-        d2 = math.sqrt(d2_square)
-        if x1 <= x2:
-            min_pos = x2 - (x2 - x1) * ((g2 + d2 - d1) / (g2 - g1 + 2 * d2))
-        else:
-            min_pos = x1 - (x1 - x2) * ((g1 + d2 - d1) / (g1 - g2 + 2 * d2))
-        return min(max(min_pos, xmin_bound), xmax_bound)
-    return (xmin_bound + xmax_bound) / 2.0
+    (default: the interval between the points); the middle of the bounds when the cubic has no
+    minimum."""
+    if x1 > x2:  # the formula below takes the points in increasing order
+        x1, f1, g1, x2, f2, g2 = x2, f2, g2, x1, f1, g1
+    lo, hi = (x1, x2) if bounds is None else bounds
+    slope_sum = g1 + g2 - 3 * (f1 - f2) / (x1 - x2)
+    disc = slope_sum ** 2 - g1 * g2
+    if not disc >= 0:  # no real minimum (or a NaN): the middle
+        return (lo + hi) / 2.0
+    root = math.sqrt(disc)
+    guess = x2 - (x2 - x1) * ((g2 + root - slope_sum) / (g2 - g1 + 2 * root))
+    return min(max(guess, lo), hi)
 
 
-def _strong_wolfe(obj_func, x, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_change=1e-9, max_ls=25):
-    """Line search along ``d`` from step ``t`` for a point meeting the strong Wolfe conditions
-    (sufficient decrease ``c1``, curvature ``c2``): bracketing, then cubic zoom. Returns
-    ``(f_new, g_new, t, function evaluations)``."""
-    d_norm = d.abs().max().item()
-    g = g.clone()
-    f_new, g_new = obj_func(x, t, d)
-    ls_func_evals = 1
-    gtd_new = g_new.dot(d).item()
-    t_prev, f_prev, g_prev, gtd_prev = 0, f, g, gtd
-    done = False
-    ls_iter = 0
-    while ls_iter < max_ls:
-        if f_new > (f + c1 * t * gtd) or (ls_iter > 1 and f_new >= f_prev):
-            bracket, bracket_f = [t_prev, t], [f_prev, f_new]
-            bracket_g, bracket_gtd = [g_prev, g_new.clone()], [gtd_prev, gtd_new]
-            break
-        if abs(gtd_new) <= -c2 * gtd:
-            bracket, bracket_f, bracket_g = [t], [f_new], [g_new]
-            done = True
-            break
-        if gtd_new >= 0:
-            bracket, bracket_f = [t_prev, t], [f_prev, f_new]
-            bracket_g, bracket_gtd = [g_prev, g_new.clone()], [gtd_prev, gtd_new]
-            break
-        # extrapolate
-        min_step = t + 0.01 * (t - t_prev)
-        max_step = t * 10
-        tmp = t
-        t = _cubic_interpolate(t_prev, f_prev, gtd_prev, t, f_new, gtd_new, bounds=(min_step, max_step))
-        t_prev, f_prev, g_prev, gtd_prev = tmp, f_new, g_new.clone(), gtd_new
-        f_new, g_new = obj_func(x, t, d)
-        ls_func_evals += 1
-        gtd_new = g_new.dot(d).item()
-        ls_iter += 1
-    if ls_iter == max_ls:
-        bracket, bracket_f, bracket_g = [0, t], [f, f_new], [g, g_new]
-        bracket_gtd = [gtd, gtd_new]
+class _Trial:
+    """One evaluated step length: ``t``, the loss ``f``, the flat gradient ``g`` and the slope
+    ``gtd`` (the gradient along the search direction)."""
 
-    # zoom: shrink the bracket until a point meets the conditions
-    insuf_progress = False
-    low_pos, high_pos = (0, 1) if bracket_f[0] <= bracket_f[-1] else (1, 0)
-    while not done and ls_iter < max_ls:
-        if abs(bracket[1] - bracket[0]) * d_norm < tolerance_change:
+    __slots__ = ("t", "f", "g", "gtd")
+
+    def __init__(self, t, f, g, gtd) -> None:
+        self.t, self.f, self.g, self.gtd = t, f, g, gtd
+
+
+def _wolfe_search(probe, d, t, f, g, gtd, c1=1e-4, c2=0.9, tolerance_change=1e-9, max_ls=25):
+    """A step along ``d`` meeting the strong Wolfe conditions (sufficient decrease ``c1``,
+    curvature ``c2``), starting from the trial step ``t``; ``probe(t)`` returns the loss and flat
+    gradient there, (``f``, ``g``, ``gtd``) describe the start. Returns ``(loss, gradient, step,
+    number of probes)``."""
+    spread = d.abs().max().item()  # turns a step-length difference into a parameter change
+    start = _Trial(0, f, g, gtd)
+    probes = 0
+
+    def try_step(step) -> _Trial:
+        nonlocal probes
+        probes += 1
+        loss, grad = probe(step)
+        return _Trial(step, loss, grad, grad.dot(d).item())
+
+    def too_high(trial) -> bool:  # sufficient decrease fails
+        return trial.f > f + c1 * trial.t * gtd
+
+    def flat_enough(trial) -> bool:  # the strong curvature condition holds
+        return abs(trial.gtd) <= -c2 * gtd
+
+    # 1. grow the step until an interval is known to hold an acceptable one
+    behind, ahead = start, try_step(t)
+    rounds, found, pair = 0, False, None
+    while rounds < max_ls:
+        worse = too_high(ahead) or (rounds > 1 and ahead.f >= behind.f)
+        if not worse and flat_enough(ahead):  # acceptable as it is
+            found, pair = True, [ahead]
             break
-        t = _cubic_interpolate(bracket[0], bracket_f[0], bracket_gtd[0], bracket[1], bracket_f[1], bracket_gtd[1])
-        # keep away from the bracket's ends unless progress stalls twice
-        eps = 0.1 * (max(bracket) - min(bracket))
-        if min(max(bracket) - t, t - min(bracket)) < eps:
-            if insuf_progress or t >= max(bracket) or t <= min(bracket):
-                t = max(bracket) - eps if abs(t - max(bracket)) < abs(t - min(bracket)) else min(bracket) + eps
-                insuf_progress = False
-            else:
-                insuf_progress = True
+        if worse or ahead.gtd >= 0:  # gone past a minimum
+            pair = [behind, ahead]
+            break
+        reach = (ahead.t + 0.01 * (ahead.t - behind.t), ahead.t * 10)
+        nxt = _cubic_minimizer(behind.t, behind.f, behind.gtd, ahead.t, ahead.f, ahead.gtd, bounds=reach)
+        behind, ahead = ahead, try_step(nxt)
+        rounds += 1
+    if pair is None:  # out of probes: the interval from the start
+        pair = [start, ahead]
+
+    # 2. narrow the interval [pair[0], pair[1]] (best end: pair[best]) by cubic interpolation
+    best = 0 if pair[0].f <= pair[-1].f else 1
+    stalled = False
+    while not found and rounds < max_ls:
+        a, b = pair
+        if abs(b.t - a.t) * spread < tolerance_change:
+            break
+        step = _cubic_minimizer(a.t, a.f, a.gtd, b.t, b.f, b.gtd)
+        top, bottom = max(a.t, b.t), min(a.t, b.t)
+        margin = 0.1 * (top - bottom)
+        near_end = min(top - step, step - bottom) < margin
+        if near_end and (stalled or not bottom < step < top):
+            # a second step hugging an end (or one outside): move it a margin inside
+            step = top - margin if abs(step - top) < abs(step - bottom) else bottom + margin
+            stalled = False
         else:
-            insuf_progress = False
-        f_new, g_new = obj_func(x, t, d)
-        ls_func_evals += 1
-        gtd_new = g_new.dot(d).item()
-        ls_iter += 1
-        if f_new > (f + c1 * t * gtd) or f_new >= bracket_f[low_pos]:
-            bracket[high_pos], bracket_f[high_pos] = t, f_new
-            bracket_g[high_pos], bracket_gtd[high_pos] = g_new.clone(), gtd_new
-            low_pos, high_pos = (0, 1) if bracket_f[0] <= bracket_f[1] else (1, 0)
-        else:
-            if abs(gtd_new) <= -c2 * gtd:
-                done = True
-            elif gtd_new * (bracket[high_pos] - bracket[low_pos]) >= 0:
-                bracket[high_pos], bracket_f[high_pos] = bracket[low_pos], bracket_f[low_pos]
-                bracket_g[high_pos], bracket_gtd[high_pos] = bracket_g[low_pos], bracket_gtd[low_pos]
-            bracket[low_pos], bracket_f[low_pos] = t, f_new
-            bracket_g[low_pos], bracket_gtd[low_pos] = g_new.clone(), gtd_new
-    return bracket_f[low_pos], bracket_g[low_pos], bracket[low_pos], ls_func_evals
+            stalled = near_end
+        trial = try_step(step)
+        rounds += 1
+        other = 1 - best
+        if too_high(trial) or trial.f >= pair[best].f:
+            pair[other] = trial
+            best = 0 if pair[0].f <= pair[1].f else 1
+            continue
+        if flat_enough(trial):
+            found = True
+        elif trial.gtd * (pair[other].t - pair[best].t) >= 0:
+            pair[other] = pair[best]
+        pair[best] = trial
+    win = pair[best]
+    return win.f, win.g, win.t, probes
+
+
+def _two_loop(grad, ys, ss, rhos, scale: float, alphas: list):
+    """``-H grad`` for the inverse-Hessian estimate of the pairs (``ys``, ``ss``, ``rhos``) over
+    the diagonal ``scale``; ``alphas`` receives the first loop's coefficients (PyTorch's ``al``)."""
+    q = grad.neg()
+    for i in reversed(range(len(ys))):
+        alphas[i] = ss[i].dot(q).item() * rhos[i]
+        q.add_(ys[i], alpha=-alphas[i])
+    out = q.mul(scale)
+    for i, (y, s, rho) in enumerate(zip(ys, ss, rhos)):
+        out.add_(s, alpha=alphas[i] - y.dot(out).item() * rho)
+    return out
 
 
 class LBFGS(Optimizer):
@@ -122,15 +145,13 @@ class LBFGS(Optimizer):
     def __init__(self, params, lr: float = 1, max_iter: int = 20, max_eval: int | None = None,
                  tolerance_grad: float = 1e-7, tolerance_change: float = 1e-9, history_size: int = 100,
                  line_search_fn: str | None = None) -> None:
-        if max_eval is None:
-            max_eval = max_iter * 5 // 4
-        defaults = dict(lr=lr, max_iter=max_iter, max_eval=max_eval, tolerance_grad=tolerance_grad,
-                        tolerance_change=tolerance_change, history_size=history_size, line_search_fn=line_search_fn)
+        defaults = dict(lr=lr, max_iter=max_iter, max_eval=max_iter * 5 // 4 if max_eval is None else max_eval,
+                        tolerance_grad=tolerance_grad, tolerance_change=tolerance_change,
+                        history_size=history_size, line_search_fn=line_search_fn)
         super().__init__(params, defaults)
         if len(self.param_groups) != 1:
             raise ValueError("LBFGS doesn't support per-parameter options (parameter groups)")
         self._params = self.param_groups[0]["params"]
-        self._numel_cache = None
 
     @staticmethod
     def _validate(group: dict) -> None:
@@ -145,42 +166,35 @@ class LBFGS(Optimizer):
     def __setstate__(self, state):
         super().__setstate__(state)
         self._params = self.param_groups[0]["params"]
-        self._numel_cache = None
 
-    def _numel(self) -> int:
-        if self._numel_cache is None:
-            self._numel_cache = sum(p.numel() for p in self._params)
-        return self._numel_cache
-
-    def _gather_flat_grad(self):
-        views = []
+    # -- the parameters as one flat vector ------------------------------------------------------
+    def _flat_grad(self):
+        """All gradients end to end (zeros for a parameter without one; sparse ones densified)."""
+        parts = []
         for p in self._params:
-            if p.grad is None:
-                views.append(zeros(p.numel(), dtype=p.dtype, device=p.device))
+            grad = p.grad
+            if grad is None:
+                parts.append(zeros(p.numel(), dtype=p.dtype, device=p.device))
             else:
-                views.append((p.grad.to_dense() if p.grad.is_sparse else p.grad).reshape(-1))
-        return cat(views, 0)
+                parts.append((grad.to_dense() if grad.is_sparse else grad).reshape(-1))
+        return cat(parts, 0)
 
-    def _add_grad(self, step_size: float, update) -> None:
-        offset = 0
+    def _move(self, step: float, direction) -> None:
+        """``params += step * direction``, the flat direction cut into the parameters' shapes."""
+        start = 0
         for p in self._params:
-            numel = p.numel()
-            p.add_(update[offset:offset + numel].view_as(p), alpha=step_size)
-            offset += numel
+            stop = start + p.numel()
+            p.add_(direction[start:stop].view_as(p), alpha=step)
+            start = stop
 
-    def _clone_param(self):
-        return [p.clone() for p in self._params]
-
-    def _set_param(self, params_data) -> None:
-        for p, pdata in zip(self._params, params_data):
-            p.copy_(pdata)
-
-    def _directional_evaluate(self, closure, x, t, d):
-        self._add_grad(t, d)
+    def _probe(self, closure, origin: list, direction, step: float):
+        """Loss and flat gradient at ``origin + step * direction``; the parameters are put back."""
+        self._move(step, direction)
         loss = float(closure())
-        flat_grad = self._gather_flat_grad()
-        self._set_param(x)
-        return loss, flat_grad
+        grad = self._flat_grad()
+        for p, saved in zip(self._params, origin):
+            p.copy_(saved)
+        return loss, grad
 
     def step(self, closure=None):
         """Run the L-BFGS iterations; ``closure`` (required) clears the gradients, evaluates the
@@ -188,126 +202,84 @@ class LBFGS(Optimizer):
         if closure is None:
             raise RuntimeError("LBFGS.step() requires a closure that re-evaluates the model and returns the loss")
         with no_grad():
-            return self._step(enable_grad()(closure))
+            return self._run(enable_grad()(closure))
 
-    def _step(self, closure):
-        group = self.param_groups[0]
-        lr = _to_float(group["lr"])
-        max_iter, max_eval = group["max_iter"], group["max_eval"]
-        tolerance_grad, tolerance_change = group["tolerance_grad"], group["tolerance_change"]
-        line_search_fn, history_size = group["line_search_fn"], group["history_size"]
-
+    def _run(self, closure):
+        opts = self.param_groups[0]
+        lr, ls_fn = _to_float(opts["lr"]), opts["line_search_fn"]
+        max_iter, max_eval, memory = opts["max_iter"], opts["max_eval"], opts["history_size"]
+        tol_grad, tol_change = opts["tolerance_grad"], opts["tolerance_change"]
         state = self.state[self._params[0]]
-        state.setdefault("func_evals", 0)
-        state.setdefault("n_iter", 0)
+        for counter in ("func_evals", "n_iter"):
+            state.setdefault(counter, 0)
 
-        orig_loss = closure()
-        loss = float(orig_loss)
-        current_evals = 1
+        first_loss = closure()
+        loss, grad = float(first_loss), self._flat_grad()
         state["func_evals"] += 1
-        flat_grad = self._gather_flat_grad()
-        if flat_grad.abs().max().item() <= tolerance_grad:
-            return orig_loss
+        spent = 1  # closure calls in this step
+        if grad.abs().max().item() <= tol_grad:  # already optimal
+            return first_loss
 
-        d, t = state.get("d"), state.get("t")
-        old_dirs, old_stps, ro = state.get("old_dirs"), state.get("old_stps"), state.get("ro")
-        H_diag = state.get("H_diag")
-        prev_flat_grad, prev_loss = state.get("prev_flat_grad"), state.get("prev_loss")
-        if t is not None:
-            t = float(t)
-        if ro is not None:
-            ro = [float(r) for r in ro]
-        if H_diag is not None:
-            H_diag = float(H_diag)
+        # what earlier steps left (PyTorch's state keys); scalars saved as tensors load too
+        d, t, prev_grad, prev_loss = state.get("d"), state.get("t"), state.get("prev_flat_grad"), state.get("prev_loss")
+        ys, ss, rhos, scale = state.get("old_dirs"), state.get("old_stps"), state.get("ro"), state.get("H_diag")
+        t = None if t is None else float(t)
+        scale = None if scale is None else float(scale)
+        rhos = None if rhos is None else [float(r) for r in rhos]
 
-        n_iter = 0
-        while n_iter < max_iter:
-            n_iter += 1
+        for it in range(1, max_iter + 1):
             state["n_iter"] += 1
-            # the descent direction
-            if state["n_iter"] == 1:
-                d = flat_grad.neg()
-                old_dirs, old_stps, ro = [], [], []
-                H_diag = 1.0
+            first_ever = state["n_iter"] == 1
+            if first_ever:  # steepest descent, empty memory
+                d, ys, ss, rhos, scale = grad.neg(), [], [], [], 1.0
             else:
-                y = flat_grad.sub(prev_flat_grad)
-                s = d.mul(t)
-                ys = y.dot(s).item()
-                if ys > 1e-10:  # curvature condition: keep the pair
-                    if len(old_dirs) == history_size:
-                        old_dirs.pop(0)
-                        old_stps.pop(0)
-                        ro.pop(0)
-                    old_dirs.append(y)
-                    old_stps.append(s)
-                    ro.append(1.0 / ys)
-                    H_diag = ys / y.dot(y).item()
-                num_old = len(old_dirs)
+                y, s = grad.sub(prev_grad), d.mul(t)
+                curvature = y.dot(s).item()
+                if curvature > 1e-10:  # a pair that keeps the estimate positive definite
+                    if len(ys) == memory:
+                        del ys[0], ss[0], rhos[0]
+                    ys.append(y)
+                    ss.append(s)
+                    rhos.append(1.0 / curvature)
+                    scale = curvature / y.dot(y).item()
                 if "al" not in state:
-                    state["al"] = [None] * history_size
-                al = state["al"]
-                # two-loop recursion: d = -H g
-                q = flat_grad.neg()
-                for i in range(num_old - 1, -1, -1):
-                    al[i] = old_stps[i].dot(q).item() * ro[i]
-                    q.add_(old_dirs[i], alpha=-al[i])
-                d = r = q.mul(H_diag)
-                for i in range(num_old):
-                    be_i = old_dirs[i].dot(r).item() * ro[i]
-                    r.add_(old_stps[i], alpha=al[i] - be_i)
-
-            if prev_flat_grad is None:
-                prev_flat_grad = flat_grad.clone()
+                    state["al"] = [None] * memory
+                d = _two_loop(grad, ys, ss, rhos, scale, state["al"])
+            if prev_grad is None:
+                prev_grad = grad.clone()
             else:
-                prev_flat_grad.copy_(flat_grad)
+                prev_grad.copy_(grad)
             prev_loss = loss
 
-            # the step length
-            if state["n_iter"] == 1:
-                t = min(1.0, 1.0 / flat_grad.abs().sum().item()) * lr
+            t = min(1.0, 1.0 / grad.abs().sum().item()) * lr if first_ever else lr
+            slope = grad.dot(d).item()
+            if slope > -tol_change:  # d does not go downhill
+                break
+
+            used, small_grad = 0, False
+            if ls_fn is None:
+                self._move(t, d)
+                if it != max_iter:  # the last iteration's loss is left to the caller's next closure
+                    loss, grad = float(closure()), self._flat_grad()
+                    used, small_grad = 1, grad.abs().max().item() <= tol_grad
+            elif ls_fn == "strong_wolfe":
+                origin = [p.clone() for p in self._params]
+                loss, grad, t, used = _wolfe_search(
+                    lambda step: self._probe(closure, origin, d, step), d, t, loss, grad, slope,
+                    max_ls=max_eval - spent)
+                self._move(t, d)
+                small_grad = grad.abs().max().item() <= tol_grad
             else:
-                t = lr
-            gtd = flat_grad.dot(d).item()
-            if gtd > -tolerance_change:  # not a descent direction
-                break
+                raise RuntimeError("only 'strong_wolfe' is supported")
+            spent += used
+            state["func_evals"] += used
 
-            ls_func_evals = 0
-            if line_search_fn is not None:
-                if line_search_fn != "strong_wolfe":
-                    raise RuntimeError("only 'strong_wolfe' is supported")
-                x_init = self._clone_param()
+            out_of_budget = it == max_iter or spent >= max_eval
+            if out_of_budget or small_grad:
+                break
+            if d.mul(t).abs().max().item() <= tol_change or abs(loss - prev_loss) < tol_change:
+                break  # neither the parameters nor the loss move any more
 
-                def obj_func(x, t, d):
-                    return self._directional_evaluate(closure, x, t, d)
-
-                loss, flat_grad, t, ls_func_evals = _strong_wolfe(obj_func, x_init, t, d, loss, flat_grad, gtd,
-                                                                  max_ls=max_eval - current_evals)
-                self._add_grad(t, d)
-                opt_cond = flat_grad.abs().max().item() <= tolerance_grad
-            else:
-                self._add_grad(t, d)
-                if n_iter != max_iter:
-                    # re-evaluate unless this was the last iteration (the closure is run once more by the caller)
-                    loss = float(closure())
-                    flat_grad = self._gather_flat_grad()
-                    opt_cond = flat_grad.abs().max().item() <= tolerance_grad
-                    ls_func_evals = 1
-            current_evals += ls_func_evals
-            state["func_evals"] += ls_func_evals
-
-            # stopping conditions
-            if n_iter == max_iter:
-                break
-            if current_evals >= max_eval:
-                break
-            if opt_cond:
-                break
-            if d.mul(t).abs().max().item() <= tolerance_change:
-                break
-            if abs(loss - prev_loss) < tolerance_change:
-                break
-
-        state["d"], state["t"] = d, t
-        state["old_dirs"], state["old_stps"], state["ro"] = old_dirs, old_stps, ro
-        state["H_diag"], state["prev_flat_grad"], state["prev_loss"] = H_diag, prev_flat_grad, prev_loss
-        return orig_loss
+        state.update(d=d, t=t, old_dirs=ys, old_stps=ss, ro=rhos, H_diag=scale, prev_flat_grad=prev_grad,
+                     prev_loss=prev_loss)
+        return first_loss

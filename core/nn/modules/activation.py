@@ -39,9 +39,7 @@ class Hardtanh(Module):
         super().__init__()
         if max_val <= min_val:
             raise AssertionError("max_val must be greater than min_val")
-        self.min_val = min_val
-        self.max_val = max_val
-        self.inplace = inplace
+        self.min_val, self.max_val, self.inplace = min_val, max_val, inplace
 
     def forward(self, input: Tensor) -> Tensor:
         return F.hardtanh(input, self.min_val, self.max_val, self.inplace)
@@ -65,8 +63,7 @@ class LeakyReLU(Module):
 
     def __init__(self, negative_slope: float = 1e-2, inplace: bool = False) -> None:
         super().__init__()
-        self.negative_slope = negative_slope
-        self.inplace = inplace
+        self.negative_slope, self.inplace = negative_slope, inplace
 
     def forward(self, input: Tensor) -> Tensor:
         return F.leaky_relu(input, self.negative_slope, self.inplace)
@@ -80,8 +77,7 @@ class PReLU(Module):
 
     def __init__(self, num_parameters: int = 1, init: float = 0.25, device=None, dtype=None) -> None:
         super().__init__()
-        self.num_parameters = num_parameters
-        self.init = init
+        self.num_parameters, self.init = num_parameters, init
         self.weight = Parameter(_factory.empty(num_parameters, device=device, dtype=dtype))
         self.reset_parameters()
 
@@ -100,9 +96,7 @@ class RReLU(Module):
 
     def __init__(self, lower: float = 1.0 / 8, upper: float = 1.0 / 3, inplace: bool = False) -> None:
         super().__init__()
-        self.lower = lower
-        self.upper = upper
-        self.inplace = inplace
+        self.lower, self.upper, self.inplace = lower, upper, inplace
 
     def forward(self, input: Tensor) -> Tensor:
         return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
@@ -116,8 +110,7 @@ class ELU(Module):
 
     def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
         super().__init__()
-        self.alpha = alpha
-        self.inplace = inplace
+        self.alpha, self.inplace = alpha, inplace
 
     def forward(self, input: Tensor) -> Tensor:
         return F.elu(input, self.alpha, self.inplace)
@@ -236,8 +229,7 @@ class Softplus(Module):
 
     def __init__(self, beta: float = 1.0, threshold: float = 20.0) -> None:
         super().__init__()
-        self.beta = beta
-        self.threshold = threshold
+        self.beta, self.threshold = beta, threshold
 
     def forward(self, input: Tensor) -> Tensor:
         return F.softplus(input, self.beta, self.threshold)
@@ -275,9 +267,7 @@ class Threshold(Module):
 
     def __init__(self, threshold: float, value: float, inplace: bool = False) -> None:
         super().__init__()
-        self.threshold = threshold
-        self.value = value
-        self.inplace = inplace
+        self.threshold, self.value, self.inplace = threshold, value, inplace
 
     def forward(self, input: Tensor) -> Tensor:
         return F.threshold(input, self.threshold, self.value, self.inplace)
@@ -305,13 +295,12 @@ class _SoftmaxBase(Module):
         super().__init__()
         self.dim = dim
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        if not hasattr(self, "dim"):
-            self.dim = None
-
     def extra_repr(self) -> str:
         return f"dim={self.dim}"
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        self.__dict__.setdefault("dim", None)  # pickled by a version without ``dim``
 
 
 class Softmax(_SoftmaxBase):

@@ -37,56 +37,47 @@ class MultiheadAttention(Module):
             raise ValueError(f"embed_dim and num_heads must be greater than 0, got embed_dim={embed_dim} and "
                              f"num_heads={num_heads} instead")
         super().__init__()
-        fk = {"device": device, "dtype": dtype}
-        self.embed_dim = embed_dim
-        self.kdim = kdim if kdim is not None else embed_dim
-        self.vdim = vdim if vdim is not None else embed_dim
-        self._qkv_same_embed_dim = self.kdim == embed_dim and self.vdim == embed_dim
-        self.num_heads = num_heads
-        self.dropout = dropout
-        self.batch_first = batch_first
+        kdim = embed_dim if kdim is None else kdim
+        vdim = embed_dim if vdim is None else vdim
+        self.embed_dim, self.kdim, self.vdim, self.num_heads = embed_dim, kdim, vdim, num_heads
+        self.dropout, self.batch_first, self.add_zero_attn = dropout, batch_first, add_zero_attn
         self.head_dim = embed_dim // num_heads
         if self.head_dim * num_heads != embed_dim:
             raise AssertionError(f"embed_dim must be divisible by num_heads (got embed_dim={embed_dim}, "
                                  f"num_heads={num_heads})")
-        if not self._qkv_same_embed_dim:
-            self.q_proj_weight = Parameter(_factory.empty((embed_dim, embed_dim), **fk))
-            self.k_proj_weight = Parameter(_factory.empty((embed_dim, self.kdim), **fk))
-            self.v_proj_weight = Parameter(_factory.empty((embed_dim, self.vdim), **fk))
+
+        def fresh(*shape) -> Parameter:
+            return Parameter(_factory.empty(shape, device=device, dtype=dtype))
+
+        # query, key and value of one width share a packed (3E, E) projection; otherwise each has its own
+        self._qkv_same_embed_dim = kdim == embed_dim == vdim
+        separate = {"q_proj_weight": (embed_dim, embed_dim), "k_proj_weight": (embed_dim, kdim),
+                    "v_proj_weight": (embed_dim, vdim)}
+        if self._qkv_same_embed_dim:
+            self.register_parameter("in_proj_weight", fresh(3 * embed_dim, embed_dim))
+            for name in separate:
+                self.register_parameter(name, None)
+        else:
+            for name, shape in separate.items():
+                self.register_parameter(name, fresh(*shape))
             self.register_parameter("in_proj_weight", None)
-        else:
-            self.in_proj_weight = Parameter(_factory.empty((3 * embed_dim, embed_dim), **fk))
-            self.register_parameter("q_proj_weight", None)
-            self.register_parameter("k_proj_weight", None)
-            self.register_parameter("v_proj_weight", None)
-        if bias:
-            self.in_proj_bias = Parameter(_factory.empty(3 * embed_dim, **fk))
-        else:
-            self.register_parameter("in_proj_bias", None)
-        self.out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias=bias, **fk)
-        if add_bias_kv:
-            self.bias_k = Parameter(_factory.empty((1, 1, embed_dim), **fk))
-            self.bias_v = Parameter(_factory.empty((1, 1, embed_dim), **fk))
-        else:
-            self.bias_k = self.bias_v = None
-        self.add_zero_attn = add_zero_attn
+        self.register_parameter("in_proj_bias", fresh(3 * embed_dim) if bias else None)
+        self.out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias=bias, device=device, dtype=dtype)
+        # learned key/value rows appended to the sequence; plain None attributes when not asked for
+        self.bias_k, self.bias_v = (fresh(1, 1, embed_dim), fresh(1, 1, embed_dim)) if add_bias_kv else (None, None)
         self._reset_parameters()
 
     def _reset_parameters(self) -> None:
         """PyTorch's: xavier-uniform projections, zero biases, xavier-normal ``bias_k``/``bias_v``."""
-        if self._qkv_same_embed_dim:
-            init.xavier_uniform_(self.in_proj_weight)
-        else:
-            init.xavier_uniform_(self.q_proj_weight)
-            init.xavier_uniform_(self.k_proj_weight)
-            init.xavier_uniform_(self.v_proj_weight)
+        names = ("in_proj_weight",) if self._qkv_same_embed_dim else ("q_proj_weight", "k_proj_weight", "v_proj_weight")
+        for name in names:
+            init.xavier_uniform_(getattr(self, name))
         if self.in_proj_bias is not None:
-            init.constant_(self.in_proj_bias, 0.0)
-            init.constant_(self.out_proj.bias, 0.0)
-        if self.bias_k is not None:
-            init.xavier_normal_(self.bias_k)
-        if self.bias_v is not None:
-            init.xavier_normal_(self.bias_v)
+            for b in (self.in_proj_bias, self.out_proj.bias):
+                init.constant_(b, 0.0)
+        for extra in (self.bias_k, self.bias_v):
+            if extra is not None:
+                init.xavier_normal_(extra)
 
     def forward(self, query: Tensor, key: Tensor, value: Tensor, key_padding_mask: Tensor | None = None,
                 need_weights: bool = True, attn_mask: Tensor | None = None, average_attn_weights: bool = True,

@@ -36,12 +36,15 @@ class Sequential(Module):
 
     def __init__(self, *args) -> None:
         super().__init__()
-        if len(args) == 1 and isinstance(args[0], OrderedDict):
-            for key, module in args[0].items():
-                self.add_module(key, module)
-        else:
-            for idx, module in enumerate(args):
-                self.add_module(str(idx), module)
+        by_name = len(args) == 1 and isinstance(args[0], OrderedDict)
+        pairs = args[0].items() if by_name else zip(map(str, range(len(args))), args)
+        for name, child in pairs:
+            self.add_module(name, child)
+
+    def _renumber(self, children: list) -> None:
+        """Make ``children`` the contents, named "0", "1", ... in order."""
+        self._modules.clear()
+        self._modules.update((str(i), child) for i, child in enumerate(children))
 
     def forward(self, input):
         for module in self._modules.values():
@@ -65,12 +68,8 @@ class Sequential(Module):
                 delattr(self, k)
         else:
             delattr(self, keys[_index(idx, len(keys), "Sequential")])
-        # keep the numbering contiguous, as PyTorch
-        mods = list(self._modules.values())
-        if all(k.isdigit() for k in self._modules):
-            self._modules.clear()
-            for i, m in enumerate(mods):
-                self._modules[str(i)] = m
+        if all(k.isdigit() for k in self._modules):  # keep the numbering contiguous, as PyTorch
+            self._renumber(list(self._modules.values()))
 
     def __len__(self) -> int:
         return len(self._modules)
@@ -97,16 +96,11 @@ class Sequential(Module):
         """Insert ``module`` before position ``index``."""
         if not isinstance(module, Module):
             raise AssertionError(f"module should be of type: {Module}")
-        n = len(self._modules)
-        if not (-n <= index <= n):
+        children = list(self._modules.values())
+        if index > len(children) or index < -len(children):
             raise IndexError(f"Index out of range: {index}")
-        if index < 0:
-            index += n
-        mods = list(self._modules.values())
-        mods.insert(index, module)
-        self._modules.clear()
-        for i, m in enumerate(mods):
-            self._modules[str(i)] = m
+        children.insert(index, module)  # list.insert counts a negative index from the end, as PyTorch
+        self._renumber(children)
         return self
 
     def extend(self, sequential: Iterable[Module]) -> "Sequential":
@@ -217,14 +211,9 @@ class ModuleDict(Module):
         if modules is not None:
             self.update(modules)
 
-    def __getitem__(self, key: str) -> Module:
-        return self._modules[key]
-
-    def __setitem__(self, key: str, module: Module) -> None:
-        self.add_module(key, module)
-
-    def __delitem__(self, key: str) -> None:
-        del self._modules[key]
+    # the mapping protocol, over the registered children
+    def __contains__(self, key: str) -> bool:
+        return key in self._modules
 
     def __len__(self) -> int:
         return len(self._modules)
@@ -232,16 +221,21 @@ class ModuleDict(Module):
     def __iter__(self) -> Iterator[str]:
         return iter(self._modules)
 
-    def __contains__(self, key: str) -> bool:
-        return key in self._modules
+    def __setitem__(self, key: str, module: Module) -> None:
+        self.add_module(key, module)  # validates the name and the module
+
+    def __getitem__(self, key: str) -> Module:
+        return self._modules[key]
+
+    def __delitem__(self, key: str) -> None:
+        self._modules.pop(key)
+
+    def pop(self, key: str) -> Module:
+        """Remove the child ``key`` and return it."""
+        return self._modules.pop(key)
 
     def clear(self) -> None:
         self._modules.clear()
-
-    def pop(self, key: str) -> Module:
-        v = self[key]
-        del self[key]
-        return v
 
     def keys(self):
         return self._modules.keys()
@@ -268,9 +262,9 @@ class ParameterList(Module):
 
     def __init__(self, values: Iterable[Any] | None = None) -> None:
         super().__init__()
-        self._size = 0
+        self._size = 0  # entries are registered as "0" .. str(_size - 1)
         if values is not None:
-            self += values
+            self.extend(values)
 
     def _key(self, idx: int) -> str:
         return str(_index(idx, self._size, "ParameterList"))

@@ -18,6 +18,15 @@ __all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "
 _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 
 
+def _check_groups(in_channels, out_channels, groups) -> None:
+    """Both channel counts split evenly into ``groups`` (a positive count)."""
+    if groups <= 0:
+        raise ValueError("groups must be a positive integer")
+    for name, count in (("in_channels", in_channels), ("out_channels", out_channels)):
+        if count % groups:
+            raise ValueError(f"{name} must be divisible by groups")
+
+
 class _ConvNd(Module):
     _nsp = 0
 
@@ -25,12 +34,7 @@ class _ConvNd(Module):
                  groups, bias, padding_mode, device=None, dtype=None) -> None:
         super().__init__()
         n = self._nsp
-        if groups <= 0:
-            raise ValueError("groups must be a positive integer")
-        if in_channels % groups != 0:
-            raise ValueError("in_channels must be divisible by groups")
-        if out_channels % groups != 0:
-            raise ValueError("out_channels must be divisible by groups")
+        _check_groups(in_channels, out_channels, groups)
         if isinstance(padding, str):
             if padding not in ("same", "valid"):
                 raise ValueError(f"Invalid padding string {padding!r}, should be one of {{'valid', 'same'}}")

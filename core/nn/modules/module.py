@@ -281,10 +281,11 @@ class Module:
         if isinstance(tensor, (Buffer, Parameter)):
             tensor = Tensor.detach(tensor) if isinstance(tensor, Buffer) else tensor
         self._buffers[name] = tensor
-        if persistent:
-            self._non_persistent_buffers_set.discard(name)
+        transient = self._non_persistent_buffers_set  # the buffers state_dict leaves out
+        if not persistent:
+            transient.add(name)
         else:
-            self._non_persistent_buffers_set.add(name)
+            transient.discard(name)
 
     def register_parameter(self, name: str, param: Parameter | None) -> None:
         """Add a parameter (or None) under ``name``."""

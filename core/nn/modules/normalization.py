@@ -15,6 +15,23 @@ def _shape(normalized_shape) -> tuple:
     return (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
 
 
+def _learnable(module: Module, shape, wanted: dict, device, dtype) -> None:
+    """Register each parameter named in ``wanted`` (in that order): a new tensor of ``shape``
+    where its flag is true, None in its place otherwise (so that it reads as None)."""
+    for name, on in wanted.items():
+        value = Parameter(_factory.empty(shape, device=device, dtype=dtype)) if on else None
+        module.register_parameter(name, value)
+
+
+def _unit_scale_zero_shift(module: Module) -> None:
+    """The identity affine map: the scale (``weight``) to ones, the shift (``bias``) to zeros."""
+    scale, shift = module._parameters.get("weight"), module._parameters.get("bias")
+    if scale is not None:
+        init.ones_(scale)
+    if shift is not None:
+        init.zeros_(shift)
+
+
 class LayerNorm(Module):
     """Normalises over the trailing ``normalized_shape`` dims with elementwise affine (ones, zeros)."""
 
@@ -22,25 +39,14 @@ class LayerNorm(Module):
                  device=None, dtype=None) -> None:
         super().__init__()
         self.normalized_shape = _shape(normalized_shape)
-        self.eps = eps
-        self.elementwise_affine = elementwise_affine
-        fk = {"device": device, "dtype": dtype}
-        if elementwise_affine:
-            self.weight = Parameter(_factory.empty(self.normalized_shape, **fk))
-            if bias:
-                self.bias = Parameter(_factory.empty(self.normalized_shape, **fk))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        self.eps, self.elementwise_affine = eps, elementwise_affine
+        _learnable(self, self.normalized_shape, {"weight": elementwise_affine, "bias": elementwise_affine and bias},
+                   device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
         if self.elementwise_affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+            _unit_scale_zero_shift(self)
 
     def forward(self, input: Tensor) -> Tensor:
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
@@ -56,28 +62,16 @@ class GroupNorm(Module):
     def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5, affine: bool = True, device=None,
                  dtype=None, *, bias: bool = True) -> None:
         super().__init__()
-        if num_channels % num_groups != 0:
-            raise ValueError("num_channels must be divisible by num_groups")
-        self.num_groups = num_groups
-        self.num_channels = num_channels
-        self.eps = eps
-        self.affine = affine
-        fk = {"device": device, "dtype": dtype}
-        if affine:
-            self.weight = Parameter(_factory.empty(num_channels, **fk))
-        else:
-            self.register_parameter("weight", None)
-        if affine and bias:
-            self.bias = Parameter(_factory.empty(num_channels, **fk))
-        else:
-            self.register_parameter("bias", None)
+        if num_channels % num_groups:
+            raise ValueError(f"num_channels ({num_channels}) must be divisible by num_groups ({num_groups})")
+        self.num_groups, self.num_channels = num_groups, num_channels
+        self.eps, self.affine = eps, affine
+        _learnable(self, num_channels, {"weight": affine, "bias": affine and bias}, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
         if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+            _unit_scale_zero_shift(self)
 
     def forward(self, input: Tensor) -> Tensor:
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
@@ -94,17 +88,13 @@ class RMSNorm(Module):
                  dtype=None) -> None:
         super().__init__()
         self.normalized_shape = _shape(normalized_shape)
-        self.eps = eps
-        self.elementwise_affine = elementwise_affine
-        if elementwise_affine:
-            self.weight = Parameter(_factory.empty(self.normalized_shape, device=device, dtype=dtype))
-        else:
-            self.register_parameter("weight", None)
+        self.eps, self.elementwise_affine = eps, elementwise_affine
+        _learnable(self, self.normalized_shape, {"weight": elementwise_affine}, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
         if self.elementwise_affine:
-            init.ones_(self.weight)
+            _unit_scale_zero_shift(self)
 
     def forward(self, x: Tensor) -> Tensor:
         return F.rms_norm(x, self.normalized_shape, self.weight, self.eps)
@@ -118,10 +108,7 @@ class LocalResponseNorm(Module):
 
     def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0) -> None:
         super().__init__()
-        self.size = size
-        self.alpha = alpha
-        self.beta = beta
-        self.k = k
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
 
     def forward(self, input: Tensor) -> Tensor:
         return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)

@@ -11,18 +11,20 @@ __all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "Avg
            "LPPool1d", "LPPool2d", "LPPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d"]
 
 
+def _set_window(module: Module, kernel_size, stride, padding) -> None:
+    """The sliding window's public attributes, as given; the stride defaults to the window's size."""
+    module.kernel_size, module.padding = kernel_size, padding
+    module.stride = kernel_size if stride is None else stride
+
+
 class _MaxPoolNd(Module):
     _fn = None
 
     def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices: bool = False,
                  ceil_mode: bool = False) -> None:
         super().__init__()
-        self.kernel_size = kernel_size
-        self.stride = stride if (stride is not None) else kernel_size
-        self.padding = padding
-        self.dilation = dilation
-        self.return_indices = return_indices
-        self.ceil_mode = ceil_mode
+        _set_window(self, kernel_size, stride, padding)
+        self.dilation, self.ceil_mode, self.return_indices = dilation, ceil_mode, return_indices
 
     def forward(self, input: Tensor):
         return type(self)._fn(input, self.kernel_size, self.stride, self.padding, self.dilation,
@@ -72,11 +74,8 @@ class _AvgPoolNd(Module):
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False, count_include_pad: bool = True,
                  divisor_override=None) -> None:
         super().__init__()
-        self.kernel_size = kernel_size
-        self.stride = stride if (stride is not None) else kernel_size
-        self.padding = padding
-        self.ceil_mode = ceil_mode
-        self.count_include_pad = count_include_pad
+        _set_window(self, kernel_size, stride, padding)
+        self.ceil_mode, self.count_include_pad = ceil_mode, count_include_pad
         self.divisor_override = divisor_override
 
     def forward(self, input: Tensor) -> Tensor:
@@ -157,10 +156,8 @@ class _LPPoolNd(Module):
 
     def __init__(self, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False) -> None:
         super().__init__()
-        self.norm_type = norm_type
-        self.kernel_size = kernel_size
-        self.stride = stride
-        self.ceil_mode = ceil_mode
+        self.norm_type, self.ceil_mode = norm_type, ceil_mode
+        self.kernel_size, self.stride = kernel_size, stride  # stride None: the functional's default
 
     def forward(self, input: Tensor) -> Tensor:
         return type(self)._fn(input, float(self.norm_type), self.kernel_size, self.stride, self.ceil_mode)

@@ -63,15 +63,10 @@ class RNNBase(Module):
             raise ValueError("proj_size has to be smaller than hidden_size")
         if mode not in _GATES:
             raise ValueError("Unrecognized RNN mode: " + mode)
-        self.mode = mode
-        self.input_size = input_size
-        self.hidden_size = hidden_size
-        self.num_layers = num_layers
-        self.bias = bias
-        self.batch_first = batch_first
-        self.dropout = float(dropout)
-        self.bidirectional = bidirectional
-        self.proj_size = proj_size
+        # PyTorch's public attributes, read by users and by the cuDNN-style helpers
+        self.mode, self.input_size, self.hidden_size = mode, input_size, hidden_size
+        self.num_layers, self.bias, self.batch_first = num_layers, bias, batch_first
+        self.dropout, self.bidirectional, self.proj_size = float(dropout), bidirectional, proj_size
         gate_size = _GATES[mode] * hidden_size
         D = 2 if bidirectional else 1
         real_hidden = proj_size if proj_size > 0 else hidden_size
@@ -276,6 +271,11 @@ class RNNBase(Module):
         return self._forward_impl(input, hx, self.mode == "LSTM")
 
 
+def _refuse_projection(kwargs: dict) -> None:
+    if "proj_size" in kwargs:  # only LSTM has a projection
+        raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
+
+
 class RNN(RNNBase):
     """Elman RNN: ``h_t = act(x_t W_ih^T + b_ih + h_{t-1} W_hh^T + b_hh)`` with ``act`` tanh or relu
     (``nonlinearity``). ``forward(input, h_0=None) -> (output, h_n)``.
@@ -286,20 +286,15 @@ class RNN(RNNBase):
     """
 
     def __init__(self, *args, **kwargs) -> None:
-        if "proj_size" in kwargs:
-            raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
-        if len(args) > 3:
-            self.nonlinearity = args[3]
-            args = args[:3] + args[4:]
-        else:
-            self.nonlinearity = kwargs.pop("nonlinearity", "tanh")
-        if self.nonlinearity == "tanh":
-            mode = "RNN_TANH"
-        elif self.nonlinearity == "relu":
-            mode = "RNN_RELU"
-        else:
-            raise ValueError(f"Unknown nonlinearity '{self.nonlinearity}'. Select from 'tanh' or 'relu'.")
-        super().__init__(mode, *args, **kwargs)
+        _refuse_projection(kwargs)
+        if len(args) <= 3:
+            nonlinearity = kwargs.pop("nonlinearity", "tanh")
+        else:  # positional: the fourth argument, between num_layers and bias
+            nonlinearity, args = args[3], (*args[:3], *args[4:])
+        self.nonlinearity = nonlinearity
+        if nonlinearity not in ("tanh", "relu"):
+            raise ValueError(f"Unknown nonlinearity '{nonlinearity}'. Select from 'tanh' or 'relu'.")
+        super().__init__("RNN_" + nonlinearity.upper(), *args, **kwargs)
 
 
 class LSTM(RNNBase):
@@ -321,8 +316,7 @@ class GRU(RNNBase):
     ``forward(input, h_0=None) -> (output, h_n)``."""
 
     def __init__(self, *args, **kwargs) -> None:
-        if "proj_size" in kwargs:
-            raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
+        _refuse_projection(kwargs)
         super().__init__("GRU", *args, **kwargs)
 
 
@@ -335,18 +329,13 @@ class RNNCellBase(Module):
     def __init__(self, input_size: int, hidden_size: int, bias: bool, num_chunks: int, device=None,
                  dtype=None) -> None:
         super().__init__()
-        self.input_size = input_size
-        self.hidden_size = hidden_size
-        self.bias = bias
-        fk = {"device": device, "dtype": dtype}
-        self.weight_ih = Parameter(_factory.empty((num_chunks * hidden_size, input_size), **fk))
-        self.weight_hh = Parameter(_factory.empty((num_chunks * hidden_size, hidden_size), **fk))
-        if bias:
-            self.bias_ih = Parameter(_factory.empty(num_chunks * hidden_size, **fk))
-            self.bias_hh = Parameter(_factory.empty(num_chunks * hidden_size, **fk))
-        else:
-            self.register_parameter("bias_ih", None)
-            self.register_parameter("bias_hh", None)
+        self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bias
+        rows = num_chunks * hidden_size  # the gates' blocks stacked
+        shapes = {"weight_ih": (rows, input_size), "weight_hh": (rows, hidden_size),
+                  "bias_ih": (rows,) if bias else None, "bias_hh": (rows,) if bias else None}
+        for name, shape in shapes.items():
+            value = None if shape is None else Parameter(_factory.empty(shape, device=device, dtype=dtype))
+            self.register_parameter(name, value)
         self.reset_parameters()
 
     def extra_repr(self) -> str:

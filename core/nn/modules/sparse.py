@@ -25,6 +25,27 @@ def _norm_padding_idx(padding_idx, num_embeddings):
     return padding_idx
 
 
+def _table(rows: int, cols: int, given, device, dtype, trainable: bool = True) -> Parameter:
+    """The lookup table: ``given`` (checked to be ``rows x cols``) or a new, uninitialised one."""
+    if given is None:
+        return Parameter(_factory.empty((rows, cols), device=device, dtype=dtype), requires_grad=trainable)
+    if list(given.shape) != [rows, cols]:
+        raise AssertionError("Shape of weight does not match num_embeddings and embedding_dim")
+    return Parameter(given, requires_grad=trainable)
+
+
+def _zero_row(table: Tensor, row) -> None:
+    if row is None:
+        return
+    with _state.grad_disabled():
+        table[row].fill_(0)
+
+
+def _fresh_table(table: Tensor, padding_row) -> None:
+    init.normal_(table)
+    _zero_row(table, padding_row)
+
+
 class Embedding(Module):
     """A lookup table of ``num_embeddings`` vectors of size ``embedding_dim`` (weight ~ N(0, 1);
     the ``padding_idx`` row is zero and gets no gradient)."""
@@ -34,30 +55,20 @@ class Embedding(Module):
                  sparse: bool = False, _weight: Tensor | None = None, _freeze: bool = False, device=None,
                  dtype=None) -> None:
         super().__init__()
-        self.num_embeddings = num_embeddings
-        self.embedding_dim = embedding_dim
+        self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
         self.padding_idx = _norm_padding_idx(padding_idx, num_embeddings)
-        self.max_norm = max_norm
-        self.norm_type = norm_type
-        self.scale_grad_by_freq = scale_grad_by_freq
-        self.sparse = sparse
+        self.max_norm, self.norm_type = max_norm, norm_type
+        self.scale_grad_by_freq, self.sparse = scale_grad_by_freq, sparse
+        self.weight = _table(num_embeddings, embedding_dim, _weight, device, dtype, trainable=not _freeze)
         if _weight is None:
-            self.weight = Parameter(_factory.empty((num_embeddings, embedding_dim), device=device, dtype=dtype),
-                                    requires_grad=not _freeze)
             self.reset_parameters()
-        else:
-            if list(_weight.shape) != [num_embeddings, embedding_dim]:
-                raise AssertionError("Shape of weight does not match num_embeddings and embedding_dim")
-            self.weight = Parameter(_weight, requires_grad=not _freeze)
 
     def reset_parameters(self) -> None:
-        init.normal_(self.weight)
-        self._fill_padding_idx_with_zero()
+        """Entries ~ N(0, 1); the padding row zero."""
+        _fresh_table(self.weight, self.padding_idx)
 
     def _fill_padding_idx_with_zero(self) -> None:
-        if self.padding_idx is not None:
-            with _state.grad_disabled():
-                self.weight[self.padding_idx].fill_(0)
+        _zero_row(self.weight, self.padding_idx)
 
     def forward(self, input: Tensor) -> Tensor:
         return F.embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
@@ -97,28 +108,17 @@ class EmbeddingBag(Module):
                  _weight: Tensor | None = None, include_last_offset: bool = False, padding_idx: int | None = None,
                  device=None, dtype=None) -> None:
         super().__init__()
-        self.num_embeddings = num_embeddings
-        self.embedding_dim = embedding_dim
-        self.max_norm = max_norm
-        self.norm_type = norm_type
-        self.scale_grad_by_freq = scale_grad_by_freq
+        self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
+        self.max_norm, self.norm_type, self.scale_grad_by_freq = max_norm, norm_type, scale_grad_by_freq
         self.padding_idx = _norm_padding_idx(padding_idx, num_embeddings)
+        self.weight = _table(num_embeddings, embedding_dim, _weight, device, dtype)
         if _weight is None:
-            self.weight = Parameter(_factory.empty((num_embeddings, embedding_dim), device=device, dtype=dtype))
             self.reset_parameters()
-        else:
-            if list(_weight.shape) != [num_embeddings, embedding_dim]:
-                raise AssertionError("Shape of weight does not match num_embeddings and embedding_dim")
-            self.weight = Parameter(_weight)
-        self.mode = mode
-        self.sparse = sparse
-        self.include_last_offset = include_last_offset
+        self.mode, self.sparse, self.include_last_offset = mode, sparse, include_last_offset
 
     def reset_parameters(self) -> None:
-        init.normal_(self.weight)
-        if self.padding_idx is not None:
-            with _state.grad_disabled():
-                self.weight[self.padding_idx].fill_(0)
+        """Entries ~ N(0, 1); the padding row zero."""
+        _fresh_table(self.weight, self.padding_idx)
 
     def forward(self, input: Tensor, offsets: Tensor | None = None, per_sample_weights: Tensor | None = None) -> Tensor:
         return F.embedding_bag(input, self.weight, offsets, self.max_norm, self.norm_type, self.scale_grad_by_freq,

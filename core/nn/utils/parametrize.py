@@ -15,20 +15,19 @@ from ..parameter import Parameter
 __all__ = ["register_parametrization", "remove_parametrizations", "is_parametrized", "cached",
            "type_before_parametrizations", "transfer_parametrizations_and_params", "ParametrizationList"]
 
-_cache_enabled = 0
 _cache: dict = {}
+_cache_depth = [0]  # how many ``cached()`` blocks are open; the cache is kept while any is
 
 
 @contextmanager
 def cached():
     """Inside the block, each parametrized tensor is computed once and reused."""
-    global _cache_enabled
-    _cache_enabled += 1
+    _cache_depth[0] += 1
     try:
         yield
     finally:
-        _cache_enabled -= 1
-        if not _cache_enabled:
+        _cache_depth[0] -= 1
+        if _cache_depth[0] == 0:  # the outermost block closed
             _cache.clear()
 
 
@@ -111,7 +110,7 @@ def _inject_new_class(module: Module) -> None:
 def _inject_property(module: Module, tensor_name: str) -> None:
     def get_parametrized(self):
         p = self.parametrizations[tensor_name]
-        if _cache_enabled:
+        if _cache_depth[0]:
             key = (id(self), tensor_name)
             t = _cache.get(key)
             if t is None:

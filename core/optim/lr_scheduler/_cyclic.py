@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import math
 import types
-from functools import partial
 from typing import Callable
 
 from ember.optim.optimizer import Optimizer
 
 from ._base import LRScheduler, format_param, set_group_value, warn_get_lr_outside_step
+
+# built-in CyclicLR modes -> what their amplitude factor is a function of
+_MODE_AXIS = {"triangular": "cycle", "triangular2": "cycle", "exp_range": "iterations"}
 
 
 def _momentum_key(optimizer) -> bool:
@@ -25,6 +27,19 @@ def _set_momentum(group: dict, use_beta1: bool, value) -> None:
         group["momentum"] = value
 
 
+def _start_momentum_at_top(optimizer, use_beta1: bool, tops: list, bottoms: list) -> None:
+    """A fresh schedule begins every group at its highest momentum, and records both bounds in
+    the group (``max_momentum``, ``base_momentum``) as PyTorch does."""
+    for group, top, bottom in zip(optimizer.param_groups, tops, bottoms):
+        _set_momentum(group, use_beta1, top)
+        group["max_momentum"], group["base_momentum"] = top, bottom
+
+
+def _require_optimizer(optimizer) -> None:
+    if not isinstance(optimizer, Optimizer):
+        raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+
+
 class CyclicLR(LRScheduler):
     """The learning rate cycles between ``base_lr`` and ``max_lr`` (``step_size_up`` steps up,
     ``step_size_down`` down) with amplitude scaled per cycle ('triangular', 'triangular2'), per
@@ -34,99 +49,100 @@ class CyclicLR(LRScheduler):
                  step_size_down: int | None = None, mode: str = "triangular", gamma: float = 1.0,
                  scale_fn: Callable | None = None, scale_mode: str = "cycle", cycle_momentum: bool = True,
                  base_momentum: float = 0.8, max_momentum: float = 0.9, last_epoch: int = -1) -> None:
-        if not isinstance(optimizer, Optimizer):
-            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        _require_optimizer(optimizer)
         self.optimizer = optimizer
-        base_lrs = format_param("base_lr", optimizer, base_lr)
-        if last_epoch == -1:
-            for lr, group in zip(base_lrs, optimizer.param_groups):
+        lows = format_param("base_lr", optimizer, base_lr)
+        fresh = last_epoch == -1
+        if fresh:
+            for group, lr in zip(optimizer.param_groups, lows):
                 set_group_value(group, "lr", lr)
         self.max_lrs = format_param("max_lr", optimizer, max_lr)
-        step_size_up = float(step_size_up)
-        step_size_down = float(step_size_down) if step_size_down is not None else step_size_up
-        self.total_size = step_size_up + step_size_down
-        self.step_ratio = step_size_up / self.total_size
-        if mode not in ("triangular", "triangular2", "exp_range") and scale_fn is None:
+        up = float(step_size_up)
+        down = up if step_size_down is None else float(step_size_down)
+        self.total_size = up + down
+        self.step_ratio = up / self.total_size
+        if scale_fn is None and mode not in _MODE_AXIS:
             raise ValueError("mode is invalid and scale_fn is None")
-        self.mode = mode
-        self.gamma = gamma
+        self.mode, self.gamma = mode, gamma
+        # a custom function keeps the caller's scale_mode; a built-in mode fixes its own
         self._scale_fn_custom = scale_fn
         self.scale_mode = scale_mode
-        self._init_scale_fn()
+        self._settle_scale_mode()
         self.cycle_momentum = cycle_momentum
         if cycle_momentum:
             self.use_beta1 = _momentum_key(optimizer)
             self.base_momentums = format_param("base_momentum", optimizer, base_momentum)
             self.max_momentums = format_param("max_momentum", optimizer, max_momentum)
-            if last_epoch == -1:
-                for m_max, m_base, group in zip(self.max_momentums, self.base_momentums, optimizer.param_groups):
-                    _set_momentum(group, self.use_beta1, m_max)
-                    group["max_momentum"] = m_max
-                    group["base_momentum"] = m_base
+            if fresh:
+                _start_momentum_at_top(optimizer, self.use_beta1, self.max_momentums, self.base_momentums)
         super().__init__(optimizer, last_epoch)
-        self.base_lrs = base_lrs
+        self.base_lrs = lows
 
-    def _init_scale_fn(self) -> None:
-        if self._scale_fn_custom is not None:
-            return
-        if self.mode == "triangular":
-            self._scale_fn_ref = self._triangular_scale_fn
-            self.scale_mode = "cycle"
-        elif self.mode == "triangular2":
-            self._scale_fn_ref = self._triangular2_scale_fn
-            self.scale_mode = "cycle"
-        elif self.mode == "exp_range":
-            self._scale_fn_ref = partial(self._exp_range_scale_fn, self.gamma)
-            self.scale_mode = "iterations"
+    def _settle_scale_mode(self) -> None:
+        if self._scale_fn_custom is None:
+            self.scale_mode = _MODE_AXIS.get(self.mode, self.scale_mode)
 
     def scale_fn(self, x) -> float:
         """The amplitude factor at cycle (or iteration) ``x``."""
-        if self._scale_fn_custom is not None:
-            return self._scale_fn_custom(x)
-        return self._scale_fn_ref(x)
-
-    @staticmethod
-    def _triangular_scale_fn(x: float) -> float:
+        custom = self._scale_fn_custom
+        if custom is not None:
+            return custom(x)
+        if self.mode == "exp_range":
+            return self.gamma ** x
+        if self.mode == "triangular2":  # the amplitude halves at each new cycle
+            return 1 / (2.0 ** (x - 1))
         return 1.0
-
-    @staticmethod
-    def _triangular2_scale_fn(x: float) -> float:
-        return 1 / (2.0 ** (x - 1))
-
-    @staticmethod
-    def _exp_range_scale_fn(gamma: float, x: float) -> float:
-        return gamma ** x
 
     def get_lr(self) -> list:
         warn_get_lr_outside_step(self)
-        cycle = math.floor(1 + self.last_epoch / self.total_size)
-        x = 1.0 + self.last_epoch / self.total_size - cycle
-        scale_factor = x / self.step_ratio if x <= self.step_ratio else (x - 1) / (self.step_ratio - 1)
-        at = cycle if self.scale_mode == "cycle" else self.last_epoch
-        lrs = [base_lr + (max_lr - base_lr) * scale_factor * self.scale_fn(at)
-               for base_lr, max_lr in zip(self.base_lrs, self.max_lrs)]
+        progress = self.last_epoch / self.total_size
+        cycle = math.floor(1 + progress)
+        where = 1.0 + progress - cycle          # position inside the cycle, in [0, 1)
+        ratio = self.step_ratio
+        rise = where / ratio if where <= ratio else (where - 1) / (ratio - 1)
+        amp = rise * self.scale_fn(cycle if self.scale_mode == "cycle" else self.last_epoch)
         if self.cycle_momentum:
-            for group, m_base, m_max in zip(self.optimizer.param_groups, self.base_momentums, self.max_momentums):
-                _set_momentum(group, self.use_beta1, m_max - (m_max - m_base) * scale_factor * self.scale_fn(at))
-        return lrs
+            for group, lo, hi in zip(self.optimizer.param_groups, self.base_momentums, self.max_momentums):
+                _set_momentum(group, self.use_beta1, hi - (hi - lo) * amp)
+        return [lo + (hi - lo) * amp for lo, hi in zip(self.base_lrs, self.max_lrs)]
 
     def state_dict(self) -> dict:
-        """As the base, without the scale function (a custom one saves its ``__dict__``)."""
+        """As the base; a custom scale function is saved as its attribute dict when it is a
+        callable object, and as None when it is a plain function."""
         state = super().state_dict()
-        state.pop("_scale_fn_ref", None)
-        fn = state.pop("_scale_fn_custom")
-        state["_scale_fn_custom"] = None
-        if fn is not None and not isinstance(fn, types.FunctionType):
-            state["_scale_fn_custom"] = fn.__dict__.copy()
+        custom = state.pop("_scale_fn_custom")
+        keep = custom is not None and not isinstance(custom, types.FunctionType)
+        state["_scale_fn_custom"] = dict(vars(custom)) if keep else None
         return state
 
     def load_state_dict(self, state_dict: dict) -> None:
-        state_dict = dict(state_dict)
-        fn = state_dict.pop("_scale_fn_custom")
-        super().load_state_dict(state_dict)
-        if fn is not None:
-            self._scale_fn_custom.__dict__.update(fn)
-        self._init_scale_fn()
+        rest = {k: v for k, v in state_dict.items() if k != "_scale_fn_custom"}
+        attrs = state_dict["_scale_fn_custom"]
+        super().load_state_dict(rest)
+        if attrs is not None:
+            vars(self._scale_fn_custom).update(attrs)
+        self._settle_scale_mode()
+
+
+def _total_steps(total_steps, epochs, steps_per_epoch) -> int:
+    def positive(name, value):
+        if not isinstance(value, int) or value <= 0:
+            raise ValueError(f"Expected positive integer {name}, but got {value}")
+        return value
+    if total_steps is not None:
+        return positive("total_steps", total_steps)
+    if epochs is None or steps_per_epoch is None:
+        raise ValueError("You must define either total_steps OR (epochs AND steps_per_epoch)")
+    return positive("epochs", epochs) * positive("steps_per_epoch", steps_per_epoch)
+
+
+# OneCycleLR's phases as (lr from, lr to, momentum from, momentum to): PyTorch's layout of
+# ``_schedule_phases``, which is part of the state dict
+_TWO_PHASES = (("initial_lr", "max_lr", "max_momentum", "base_momentum"),
+               ("max_lr", "min_lr", "base_momentum", "max_momentum"))
+_THREE_PHASES = (("initial_lr", "max_lr", "max_momentum", "base_momentum"),
+                 ("max_lr", "initial_lr", "base_momentum", "max_momentum"),
+                 ("initial_lr", "min_lr", "max_momentum", "max_momentum"))
 
 
 class OneCycleLR(LRScheduler):
@@ -140,92 +156,66 @@ class OneCycleLR(LRScheduler):
                  steps_per_epoch: int | None = None, pct_start: float = 0.3, anneal_strategy: str = "cos",
                  cycle_momentum: bool = True, base_momentum=0.85, max_momentum=0.95, div_factor: float = 25.0,
                  final_div_factor: float = 1e4, three_phase: bool = False, last_epoch: int = -1) -> None:
-        if not isinstance(optimizer, Optimizer):
-            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        _require_optimizer(optimizer)
         self.optimizer = optimizer
-        if total_steps is not None:
-            if not isinstance(total_steps, int) or total_steps <= 0:
-                raise ValueError(f"Expected positive integer total_steps, but got {total_steps}")
-            self.total_steps = total_steps
-        elif epochs is not None and steps_per_epoch is not None:
-            if not isinstance(epochs, int) or epochs <= 0:
-                raise ValueError(f"Expected positive integer epochs, but got {epochs}")
-            if not isinstance(steps_per_epoch, int) or steps_per_epoch <= 0:
-                raise ValueError(f"Expected positive integer steps_per_epoch, but got {steps_per_epoch}")
-            self.total_steps = epochs * steps_per_epoch
-        else:
-            raise ValueError("You must define either total_steps OR (epochs AND steps_per_epoch)")
-        up = float(pct_start * self.total_steps) - 1
+        self.total_steps = n = _total_steps(total_steps, epochs, steps_per_epoch)
         if three_phase:
-            self._schedule_phases = [
-                {"end_step": up, "start_lr": "initial_lr", "end_lr": "max_lr",
-                 "start_momentum": "max_momentum", "end_momentum": "base_momentum"},
-                {"end_step": float(2 * pct_start * self.total_steps) - 2, "start_lr": "max_lr", "end_lr": "initial_lr",
-                 "start_momentum": "base_momentum", "end_momentum": "max_momentum"},
-                {"end_step": self.total_steps - 1, "start_lr": "initial_lr", "end_lr": "min_lr",
-                 "start_momentum": "max_momentum", "end_momentum": "max_momentum"}]
+            ends, table = (float(pct_start * n) - 1, float(2 * pct_start * n) - 2, n - 1), _THREE_PHASES
         else:
-            self._schedule_phases = [
-                {"end_step": up, "start_lr": "initial_lr", "end_lr": "max_lr",
-                 "start_momentum": "max_momentum", "end_momentum": "base_momentum"},
-                {"end_step": self.total_steps - 1, "start_lr": "max_lr", "end_lr": "min_lr",
-                 "start_momentum": "base_momentum", "end_momentum": "max_momentum"}]
+            ends, table = (float(pct_start * n) - 1, n - 1), _TWO_PHASES
+        self._schedule_phases = [
+            {"end_step": end, "start_lr": a, "end_lr": b, "start_momentum": c, "end_momentum": d}
+            for end, (a, b, c, d) in zip(ends, table)]
         if not isinstance(pct_start, float) or pct_start < 0 or pct_start > 1:
             raise ValueError(f"Expected float between 0 and 1 pct_start, but got {pct_start}")
         if anneal_strategy not in ("cos", "linear"):
             raise ValueError(f"anneal_strategy must be one of 'cos' or 'linear', instead got {anneal_strategy}")
         self._anneal_func_type = anneal_strategy
-        max_lrs = format_param("max_lr", self.optimizer, max_lr)
-        if last_epoch == -1:
-            for group, m in zip(self.optimizer.param_groups, max_lrs):
-                group["initial_lr"] = m / div_factor
-                group["max_lr"] = m
-                group["min_lr"] = group["initial_lr"] / final_div_factor
+        peaks = format_param("max_lr", optimizer, max_lr)
+        fresh = last_epoch == -1
+        if fresh:
+            for group, peak in zip(optimizer.param_groups, peaks):
+                start = peak / div_factor
+                group.update(initial_lr=start, max_lr=peak, min_lr=start / final_div_factor)
         self.cycle_momentum = cycle_momentum
         if cycle_momentum:
             self.use_beta1 = _momentum_key(optimizer)
-            max_momentums = format_param("max_momentum", optimizer, max_momentum)
-            base_momentums = format_param("base_momentum", optimizer, base_momentum)
-            if last_epoch == -1:
-                for m_max, m_base, group in zip(max_momentums, base_momentums, optimizer.param_groups):
-                    _set_momentum(group, self.use_beta1, m_max)
-                    group["max_momentum"] = m_max
-                    group["base_momentum"] = m_base
+            tops = format_param("max_momentum", optimizer, max_momentum)
+            bottoms = format_param("base_momentum", optimizer, base_momentum)
+            if fresh:
+                _start_momentum_at_top(optimizer, self.use_beta1, tops, bottoms)
         super().__init__(optimizer, last_epoch)
 
-    def _anneal_func(self, start, end, pct):
+    def _blend(self, a, b, t):
+        """From ``a`` (t=0) to ``b`` (t=1): half a cosine wave, or a straight line."""
         if self._anneal_func_type == "cos":
-            return self._annealing_cos(start, end, pct)
-        return self._annealing_linear(start, end, pct)
+            return b + (a - b) / 2.0 * (math.cos(math.pi * t) + 1)
+        return (b - a) * t + a
 
-    @staticmethod
-    def _annealing_cos(start, end, pct):
-        return end + (start - end) / 2.0 * (math.cos(math.pi * pct) + 1)
-
-    @staticmethod
-    def _annealing_linear(start, end, pct):
-        return (end - start) * pct + start
+    def _phase_at(self, step) -> tuple[dict, float]:
+        """The phase that ``step`` falls in, and how far into it (the last phase takes the rest)."""
+        begin = 0.0
+        phases = self._schedule_phases
+        for phase in phases[:-1]:
+            if step <= phase["end_step"]:
+                break
+            begin = phase["end_step"]
+        else:
+            phase = phases[-1]
+        return phase, (step - begin) / (phase["end_step"] - begin)
 
     def get_lr(self) -> list:
         warn_get_lr_outside_step(self)
-        step_num = self.last_epoch
-        if step_num > self.total_steps:
-            raise ValueError(f"Tried to step {step_num} times. The specified number of total steps is "
+        step = self.last_epoch
+        if step > self.total_steps:
+            raise ValueError(f"Tried to step {step} times. The specified number of total steps is "
                              f"{self.total_steps}")
-        lrs = []
-        last = len(self._schedule_phases) - 1
+        phase, t = self._phase_at(step)
+        lr_ends = phase["start_lr"], phase["end_lr"]
+        m_ends = phase["start_momentum"], phase["end_momentum"]
+        out = []
         for group in self.optimizer.param_groups:
-            start_step = 0.0
-            for i, phase in enumerate(self._schedule_phases):
-                end_step = phase["end_step"]
-                if step_num <= end_step or i == last:
-                    pct = (step_num - start_step) / (end_step - start_step)
-                    lr = self._anneal_func(group[phase["start_lr"]], group[phase["end_lr"]], pct)
-                    if self.cycle_momentum:
-                        m = self._anneal_func(group[phase["start_momentum"]], group[phase["end_momentum"]], pct)
-                    break
-                start_step = phase["end_step"]
-            lrs.append(lr)
+            out.append(self._blend(group[lr_ends[0]], group[lr_ends[1]], t))
             if self.cycle_momentum:
-                _set_momentum(group, self.use_beta1, m)
-        return lrs
+                _set_momentum(group, self.use_beta1, self._blend(group[m_ends[0]], group[m_ends[1]], t))
+        return out

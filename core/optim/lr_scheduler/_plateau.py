@@ -31,87 +31,78 @@ class ReduceLROnPlateau(LRScheduler):
         if not isinstance(optimizer, Optimizer):
             raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
         self.optimizer = optimizer
-        if isinstance(min_lr, (list, tuple)):
-            if len(min_lr) != len(optimizer.param_groups):
-                raise ValueError(f"expected {len(optimizer.param_groups)} min_lrs, got {len(min_lr)}")
-            self.default_min_lr = None
-            self.min_lrs = list(min_lr)
+        n_groups = len(optimizer.param_groups)
+        if not isinstance(min_lr, (list, tuple)):
+            # one floor for every group, kept so that groups added later get it too
+            self.default_min_lr, self.min_lrs = min_lr, [min_lr] * n_groups
+        elif len(min_lr) == n_groups:
+            self.default_min_lr, self.min_lrs = None, list(min_lr)
         else:
-            self.default_min_lr = min_lr
-            self.min_lrs = [min_lr] * len(optimizer.param_groups)
-        self.patience = patience
-        self.cooldown = cooldown
-        self.eps = eps
+            raise ValueError(f"expected {n_groups} min_lrs, got {len(min_lr)}")
+        self.patience, self.cooldown, self.eps = patience, cooldown, eps
         self.last_epoch = 0
-        self._last_lr = group_values(self.optimizer, "lr")
-        self._init_is_better(mode=mode, threshold=threshold, threshold_mode=threshold_mode)
-        self._reset()
+        self._last_lr = group_values(optimizer, "lr")
+        self._set_comparison(mode, threshold, threshold_mode)
+        self._start_over()
 
-    def _reset(self) -> None:
+    def _start_over(self) -> None:
+        """No best value yet, no bad epochs counted, not cooling down."""
         self.best = self.mode_worse
-        self.cooldown_counter = 0
-        self.num_bad_epochs = 0
+        self.cooldown_counter = self.num_bad_epochs = 0
 
     def step(self, metrics, epoch=None) -> None:
         """Record one value of the metric and reduce the rates if it has plateaued."""
-        current = float(metrics)
-        if epoch is None:
-            epoch = self.last_epoch + 1
-        else:
+        value = float(metrics)
+        if epoch is not None:
             warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
-        self.last_epoch = epoch
-        if self._is_better(current, self.best):
-            self.best = current
-            self.num_bad_epochs = 0
-        else:
-            self.num_bad_epochs += 1
-        if self.in_cooldown:
+        self.last_epoch = self.last_epoch + 1 if epoch is None else epoch
+        bad = self.num_bad_epochs + 1
+        if self._improved(value):
+            self.best, bad = value, 0
+        if self.in_cooldown:  # epochs spent cooling down never count as bad
             self.cooldown_counter -= 1
-            self.num_bad_epochs = 0
-        if self.num_bad_epochs > self.patience:
-            self._reduce_lr(epoch)
-            self.cooldown_counter = self.cooldown
-            self.num_bad_epochs = 0
+            bad = 0
+        if bad > self.patience:
+            self._lower_rates()
+            self.cooldown_counter, bad = self.cooldown, 0
+        self.num_bad_epochs = bad
         self._last_lr = group_values(self.optimizer, "lr")
 
-    def _reduce_lr(self, epoch) -> None:
-        if len(self.optimizer.param_groups) != len(self.min_lrs):
+    def _lower_rates(self) -> None:
+        groups = self.optimizer.param_groups
+        if len(self.min_lrs) != len(groups):
             if self.default_min_lr is None:
                 raise RuntimeError(
-                    f"The number of param groups in the `optimizer` ({len(self.optimizer.param_groups)}) differs from "
+                    f"The number of param groups in the `optimizer` ({len(groups)}) differs from "
                     f"when `ReduceLROnPlateau` was initialized ({len(self.min_lrs)}), usually due to a new param group "
                     f"being added to the optimizer. Please modify the `min_lrs` field to match the length of the "
                     f"`optimizer` param groups.")
-            self.min_lrs = [self.default_min_lr] * len(self.optimizer.param_groups)
-        for i, group in enumerate(self.optimizer.param_groups):
-            old_lr = float(group["lr"])
-            new_lr = max(old_lr * self.factor, self.min_lrs[i])
-            if old_lr - new_lr > self.eps:
-                set_group_value(group, "lr", new_lr)
+            self.min_lrs = [self.default_min_lr] * len(groups)
+        for group, floor in zip(groups, self.min_lrs):
+            before = float(group["lr"])
+            after = max(floor, before * self.factor)
+            if before - after > self.eps:  # a change within eps is not made
+                set_group_value(group, "lr", after)
 
     @property
     def in_cooldown(self) -> bool:
         return self.cooldown_counter > 0
 
-    def _is_better(self, a, best) -> bool:
-        if self.mode == "min" and self.threshold_mode == "rel":
-            return a < best * (1.0 - self.threshold)
-        if self.mode == "min" and self.threshold_mode == "abs":
-            return a < best - self.threshold
-        if self.mode == "max" and self.threshold_mode == "rel":
-            return a > best * (self.threshold + 1.0)
-        return a > best + self.threshold
+    def _improved(self, value) -> bool:
+        """Whether ``value`` beats ``self.best`` by more than the threshold."""
+        best, margin, relative = self.best, self.threshold, self.threshold_mode == "rel"
+        if self.mode == "min":
+            return value < (best * (1.0 - margin) if relative else best - margin)
+        return value > (best * (margin + 1.0) if relative else best + margin)
 
-    def _init_is_better(self, mode, threshold, threshold_mode) -> None:
+    def _set_comparison(self, mode, threshold, threshold_mode) -> None:
         if mode not in ("min", "max"):
             raise ValueError("mode " + str(mode) + " is unknown!")
         if threshold_mode not in ("rel", "abs"):
             raise ValueError("threshold mode " + str(threshold_mode) + " is unknown!")
-        self.mode_worse = math.inf if mode == "min" else -math.inf
-        self.mode = mode
-        self.threshold = threshold
-        self.threshold_mode = threshold_mode
+        self.mode_worse = -math.inf if mode == "max" else math.inf
+        self.mode, self.threshold, self.threshold_mode = mode, threshold, threshold_mode
 
     def load_state_dict(self, state_dict: dict) -> None:
         self.__dict__.update(state_dict)
-        self._init_is_better(mode=self.mode, threshold=self.threshold, threshold_mode=self.threshold_mode)
+        self._set_comparison(self.mode, self.threshold, self.threshold_mode)

@@ -38,6 +38,66 @@ def _draw_base_seed(generator) -> int:
     return int(empty((), dtype=D.int64).random_(generator=generator).item())
 
 
+def _worker_settings(num_workers, timeout, prefetch_factor, persistent_workers):
+    """Check the options about worker processes; return ``prefetch_factor`` with its default
+    (2 per worker) filled in."""
+    if isinstance(num_workers, bool) or not isinstance(num_workers, int):
+        raise TypeError(f"num_workers option should be an int, but got num_workers={num_workers!r}")
+    if num_workers < 0:
+        raise ValueError("num_workers option should be non-negative; use num_workers=0 to disable "
+                         "multiprocessing.")
+    if timeout < 0:
+        raise ValueError("timeout option should be non-negative")
+    in_process = num_workers == 0
+    if timeout > 0 and in_process:
+        # PyTorch fails later with an AssertionError on iter(); a batch made in the calling
+        # process cannot be interrupted, so refuse the combination up front
+        raise ValueError(f"timeout option (timeout={timeout}) needs multi-process loading (num_workers > 0), "
+                         "but got num_workers=0")
+    if prefetch_factor is None:
+        prefetch_factor = None if in_process else 2
+    elif in_process:
+        raise ValueError("prefetch_factor option could only be specified in multiprocessing.let num_workers > 0 "
+                         "to enable multiprocessing, otherwise set prefetch_factor to None.")
+    elif isinstance(prefetch_factor, bool) or not isinstance(prefetch_factor, int) or prefetch_factor < 1:
+        # PyTorch accepts 0, which never requests a batch and hangs
+        raise ValueError(f"prefetch_factor option should be a positive integer, but got "
+                         f"prefetch_factor={prefetch_factor!r}")
+    if persistent_workers and in_process:
+        raise ValueError("persistent_workers option needs num_workers > 0")
+    return prefetch_factor
+
+
+def _sampling_plan(dataset, iterable, batch_size, shuffle, sampler, batch_sampler, drop_last, generator):
+    """Check how keys are to be drawn and fill in the defaults: returns ``(batch_size,
+    drop_last, sampler, batch_sampler)`` as the loader keeps them."""
+    if iterable:
+        # an IterableDataset decides its own order: none of the ordering options applies
+        for name, value in (("shuffle", shuffle), ("sampler", sampler), ("batch_sampler", batch_sampler)):
+            if value not in (False, None) if name == "shuffle" else value is not None:
+                raise ValueError(f"DataLoader with IterableDataset: expected unspecified {name} option, but got "
+                                 f"{name}={value}")
+    shuffle = bool(shuffle)
+    if shuffle and sampler is not None:
+        raise ValueError("sampler option is mutually exclusive with shuffle")
+    if batch_sampler is None:
+        if drop_last and batch_size is None:
+            raise ValueError("batch_size=None option disables auto-batching and is mutually exclusive with drop_last")
+    elif batch_size != 1 or shuffle or drop_last or sampler is not None:
+        raise ValueError("batch_sampler option is mutually exclusive with batch_size, shuffle, sampler, and "
+                         "drop_last")
+    else:  # the batch sampler makes the batches
+        batch_size, drop_last = None, False
+    if sampler is None:
+        if iterable:
+            sampler = _InfiniteConstantSampler()
+        else:
+            sampler = RandomSampler(dataset, generator=generator) if shuffle else SequentialSampler(dataset)
+    if batch_sampler is None and batch_size is not None:
+        batch_sampler = BatchSampler(sampler, batch_size, drop_last)
+    return batch_size, drop_last, sampler, batch_sampler
+
+
 class DataLoader(Generic[T_co]):
     """Iterate over ``dataset`` in batches.
 
@@ -80,82 +140,20 @@ class DataLoader(Generic[T_co]):
                  drop_last: bool = False, timeout: float = 0, worker_init_fn: Callable | None = None,
                  multiprocessing_context=None, generator=None, *, prefetch_factor: int | None = None,
                  persistent_workers: bool = False, pin_memory_device: str = "", in_order: bool = True) -> None:
-        if isinstance(num_workers, bool) or not isinstance(num_workers, int):
-            raise TypeError(f"num_workers option should be an int, but got num_workers={num_workers!r}")
-        if num_workers < 0:
-            raise ValueError("num_workers option should be non-negative; use num_workers=0 to disable "
-                             "multiprocessing.")
-        if timeout < 0:
-            raise ValueError("timeout option should be non-negative")
-        if timeout > 0 and num_workers == 0:
-            # PyTorch fails later with an AssertionError on iter(); a batch made in the calling
-            # process cannot be interrupted, so refuse the combination up front
-            raise ValueError(f"timeout option (timeout={timeout}) needs multi-process loading (num_workers > 0), "
-                             "but got num_workers=0")
-        if num_workers == 0 and prefetch_factor is not None:
-            raise ValueError("prefetch_factor option could only be specified in multiprocessing.let num_workers > 0 "
-                             "to enable multiprocessing, otherwise set prefetch_factor to None.")
-        if num_workers > 0 and prefetch_factor is None:
-            prefetch_factor = 2
-        elif prefetch_factor is not None and (isinstance(prefetch_factor, bool) or not isinstance(prefetch_factor, int)
-                                              or prefetch_factor < 1):
-            # PyTorch accepts 0, which never requests a batch and hangs
-            raise ValueError(f"prefetch_factor option should be a positive integer, but got "
-                             f"prefetch_factor={prefetch_factor!r}")
-        if persistent_workers and num_workers == 0:
-            raise ValueError("persistent_workers option needs num_workers > 0")
-
-        self.dataset = dataset
-        self.num_workers = num_workers
-        self.prefetch_factor = prefetch_factor
-        self.pin_memory = pin_memory
-        self.pin_memory_device = pin_memory_device
-        self.timeout = timeout
-        self.worker_init_fn = worker_init_fn
-        self.multiprocessing_context = multiprocessing_context
+        prefetch_factor = _worker_settings(num_workers, timeout, prefetch_factor, persistent_workers)
+        # the worker count first: the multiprocessing_context setter reads it
+        self.num_workers, self.dataset = num_workers, dataset
+        self.timeout, self.prefetch_factor, self.worker_init_fn = timeout, prefetch_factor, worker_init_fn
+        self.pin_memory, self.pin_memory_device = pin_memory, pin_memory_device
         self.in_order = in_order
-
-        if isinstance(dataset, IterableDataset):
-            self._dataset_kind = _DatasetKind.Iterable
-            if shuffle not in (False, None):
-                raise ValueError(f"DataLoader with IterableDataset: expected unspecified shuffle option, but got "
-                                 f"shuffle={shuffle}")
-            if sampler is not None:
-                raise ValueError(f"DataLoader with IterableDataset: expected unspecified sampler option, but got "
-                                 f"sampler={sampler}")
-            if batch_sampler is not None:
-                raise ValueError(f"DataLoader with IterableDataset: expected unspecified batch_sampler option, but "
-                                 f"got batch_sampler={batch_sampler}")
-        else:
-            shuffle = bool(shuffle)
-            self._dataset_kind = _DatasetKind.Map
-
-        if sampler is not None and shuffle:
-            raise ValueError("sampler option is mutually exclusive with shuffle")
-        if batch_sampler is not None:
-            if batch_size != 1 or shuffle or sampler is not None or drop_last:
-                raise ValueError("batch_sampler option is mutually exclusive with batch_size, shuffle, sampler, and "
-                                 "drop_last")
-            batch_size = None
-            drop_last = False
-        elif batch_size is None and drop_last:
-            raise ValueError("batch_size=None option disables auto-batching and is mutually exclusive with drop_last")
-
-        if sampler is None:
-            if self._dataset_kind == _DatasetKind.Iterable:
-                sampler = _InfiniteConstantSampler()
-            elif shuffle:
-                sampler = RandomSampler(dataset, generator=generator)
-            else:
-                sampler = SequentialSampler(dataset)
-        if batch_size is not None and batch_sampler is None:
-            batch_sampler = BatchSampler(sampler, batch_size, drop_last)
-
-        self.batch_size = batch_size
-        self.drop_last = drop_last
-        self.sampler = sampler
-        self.batch_sampler = batch_sampler
-        self.generator = generator
+        self.multiprocessing_context = multiprocessing_context
+        iterable = isinstance(dataset, IterableDataset)
+        self._dataset_kind = _DatasetKind.Iterable if iterable else _DatasetKind.Map
+        batch_size, drop_last, sampler, batch_sampler = _sampling_plan(
+            dataset, iterable, batch_size, shuffle, sampler, batch_sampler, drop_last, generator)
+        self.sampler, self.batch_sampler, self.generator = sampler, batch_sampler, generator
+        self.batch_size, self.drop_last = batch_size, drop_last
+        # samples are stacked into batches when batching is on, only converted when it is off
         if collate_fn is None:
             collate_fn = default_collate if self._auto_collation else default_convert
         self.collate_fn = collate_fn
@@ -168,26 +166,24 @@ class DataLoader(Generic[T_co]):
     # -- configuration ----------------------------------------------------------------------------
     @property
     def multiprocessing_context(self):
-        return self.__multiprocessing_context
+        return self._mp_context
 
     @multiprocessing_context.setter
     def multiprocessing_context(self, multiprocessing_context) -> None:
-        if multiprocessing_context is not None:
-            if self.num_workers > 0:
-                if isinstance(multiprocessing_context, str):
-                    valid = multiprocessing.get_all_start_methods()
-                    if multiprocessing_context not in valid:
-                        raise ValueError(f"multiprocessing_context option should specify a valid start method in "
-                                         f"{valid!r}, but got multiprocessing_context={multiprocessing_context!r}")
-                    multiprocessing_context = multiprocessing.get_context(multiprocessing_context)
-                if not isinstance(multiprocessing_context, multiprocessing.context.BaseContext):
-                    raise TypeError("multiprocessing_context option should be a valid context object or a string "
-                                    f"specifying the start method, but got multiprocessing_context="
-                                    f"{multiprocessing_context}")
-            else:
-                raise ValueError("multiprocessing_context can only be used with multi-process loading "
-                                 f"(num_workers > 0), but got num_workers={self.num_workers}")
-        self.__multiprocessing_context = multiprocessing_context
+        ctx = multiprocessing_context
+        if ctx is not None and not self.num_workers > 0:
+            raise ValueError("multiprocessing_context can only be used with multi-process loading "
+                             f"(num_workers > 0), but got num_workers={self.num_workers}")
+        if isinstance(ctx, str):
+            methods = multiprocessing.get_all_start_methods()
+            if ctx not in methods:
+                raise ValueError(f"multiprocessing_context option should specify a valid start method in "
+                                 f"{methods!r}, but got multiprocessing_context={ctx!r}")
+            ctx = multiprocessing.get_context(ctx)
+        elif ctx is not None and not isinstance(ctx, multiprocessing.context.BaseContext):
+            raise TypeError("multiprocessing_context option should be a valid context object or a string "
+                            f"specifying the start method, but got multiprocessing_context={ctx}")
+        self._mp_context = ctx
 
     def __setattr__(self, attr, val) -> None:
         if self.__initialized and attr in ("batch_size", "batch_sampler", "sampler", "drop_last", "dataset",
@@ -249,30 +245,27 @@ class DataLoader(Generic[T_co]):
 
 class _BaseDataLoaderIter:
     def __init__(self, loader: DataLoader) -> None:
-        self._dataset = loader.dataset
-        self._dataset_kind = loader._dataset_kind
-        self._IterableDataset_len_called = loader._IterableDataset_len_called
-        self._auto_collation = loader._auto_collation
-        self._drop_last = loader.drop_last
-        self._index_sampler = loader._index_sampler
-        self._num_workers = loader.num_workers
-        self._prefetch_factor = loader.prefetch_factor
-        self._pin_memory = loader.pin_memory
-        self._pin_memory_device = loader.pin_memory_device or None
-        self._timeout = loader.timeout
-        self._collate_fn = loader.collate_fn
+        # the loader's settings as they are now: changing the loader later does not touch this epoch
+        self._dataset, self._dataset_kind, self._collate_fn = loader.dataset, loader._dataset_kind, loader.collate_fn
+        self._index_sampler, self._auto_collation = loader._index_sampler, loader._auto_collation
+        self._drop_last, self._timeout = loader.drop_last, loader.timeout
+        self._num_workers, self._prefetch_factor = loader.num_workers, loader.prefetch_factor
         self._persistent_workers = loader.persistent_workers
-        self._sampler_iter = iter(self._index_sampler)
+        self._pin_memory, self._pin_memory_device = loader.pin_memory, loader.pin_memory_device or None
+        self._rewind(loader)
         self._base_seed = _draw_base_seed(loader.generator)
-        self._num_yielded = 0
 
     def __iter__(self):
         return self
 
-    def _reset(self, loader: DataLoader, first_iter: bool = False) -> None:
-        self._sampler_iter = iter(self._index_sampler)
-        self._num_yielded = 0
+    def _rewind(self, loader: DataLoader) -> None:
+        """Back to the start of an epoch: a new pass over the sampler, nothing yielded yet."""
         self._IterableDataset_len_called = loader._IterableDataset_len_called
+        self._num_yielded = 0
+        self._sampler_iter = iter(self._index_sampler)
+
+    def _reset(self, loader: DataLoader, first_iter: bool = False) -> None:
+        self._rewind(loader)
 
     def _next_index(self):
         return next(self._sampler_iter)  # may raise StopIteration

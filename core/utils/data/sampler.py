@@ -43,11 +43,11 @@ class SequentialSampler(Sampler[int]):
     def __init__(self, data_source: Sized) -> None:
         self.data_source = data_source
 
-    def __iter__(self) -> Iterator[int]:
-        return iter(range(len(self.data_source)))
-
     def __len__(self) -> int:
         return len(self.data_source)
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(range(len(self.data_source)))
 
 
 class RandomSampler(Sampler[int]):
@@ -56,12 +56,10 @@ class RandomSampler(Sampler[int]):
 
     def __init__(self, data_source: Sized, replacement: bool = False, num_samples: int | None = None,
                  generator=None) -> None:
-        self.data_source = data_source
-        self.replacement = replacement
-        self._num_samples = num_samples
-        self.generator = generator
-        if not isinstance(self.replacement, bool):
-            raise TypeError(f"replacement should be a boolean value, but got replacement={self.replacement}")
+        if not isinstance(replacement, bool):
+            raise TypeError(f"replacement should be a boolean value, but got replacement={replacement}")
+        self.data_source, self.generator = data_source, generator
+        self.replacement, self._num_samples = replacement, num_samples
         ns = self.num_samples
         if not isinstance(ns, int) or isinstance(ns, bool) or ns <= 0:
             raise ValueError(f"num_samples should be a positive integer value, but got num_samples={ns}")

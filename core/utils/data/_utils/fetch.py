@@ -1,13 +1,18 @@
-"""Fetchers: turn one index (or a batch of indices) from the sampler into one collated item."""
+"""Fetchers: turn one index (or a batch of indices) from the sampler into one collated item.
+
+A map-style dataset is read by index; an iterable dataset is read in order from its iterator,
+the index only saying how many samples make the batch."""
 from __future__ import annotations
+
+import itertools
 
 
 class _BaseDatasetFetcher:
+    """What every fetcher holds: the dataset and how its samples become the loader's item."""
+
     def __init__(self, dataset, auto_collation: bool, collate_fn, drop_last: bool) -> None:
-        self.dataset = dataset
-        self.auto_collation = auto_collation
-        self.collate_fn = collate_fn
-        self.drop_last = drop_last
+        self.dataset, self.collate_fn = dataset, collate_fn
+        self.auto_collation, self.drop_last = auto_collation, drop_last
 
     def fetch(self, possibly_batched_index):
         raise NotImplementedError
@@ -15,29 +20,26 @@ class _BaseDatasetFetcher:
 
 class _IterableDatasetFetcher(_BaseDatasetFetcher):
     """Draws the next sample (or ``len(index)`` samples) from the dataset's iterator; raises
-    StopIteration when it is exhausted (or, with ``drop_last``, when a batch would be short)."""
+    StopIteration when it is exhausted (or, with ``drop_last``, when a batch would be short).
+    Once the iterator has run out, every later call raises StopIteration too."""
 
     def __init__(self, dataset, auto_collation, collate_fn, drop_last) -> None:
         super().__init__(dataset, auto_collation, collate_fn, drop_last)
-        self.dataset_iter = iter(dataset)
-        self.ended = False
+        self._stream = iter(dataset)
+        self._drained = False
 
     def fetch(self, possibly_batched_index):
-        if self.ended:
+        if self._drained:
             raise StopIteration
-        if self.auto_collation:
-            data = []
-            for _ in possibly_batched_index:
-                try:
-                    data.append(next(self.dataset_iter))
-                except StopIteration:
-                    self.ended = True
-                    break
-            if len(data) == 0 or (self.drop_last and len(data) < len(possibly_batched_index)):
+        if not self.auto_collation:
+            return self.collate_fn(next(self._stream))
+        wanted = len(possibly_batched_index)
+        samples = list(itertools.islice(self._stream, wanted))
+        if len(samples) < wanted:  # the stream ran out during this batch
+            self._drained = True
+            if not samples or self.drop_last:
                 raise StopIteration
-        else:
-            data = next(self.dataset_iter)
-        return self.collate_fn(data)
+        return self.collate_fn(samples)
 
 
 class _MapDatasetFetcher(_BaseDatasetFetcher):
@@ -45,23 +47,22 @@ class _MapDatasetFetcher(_BaseDatasetFetcher):
     dataset has one (a batched read), or ``collate_fn(dataset[index])`` without batching."""
 
     def fetch(self, possibly_batched_index):
-        if self.auto_collation:
-            getitems = getattr(self.dataset, "__getitems__", None)
-            if getitems:
-                data = getitems(possibly_batched_index)
-            else:
-                data = [self.dataset[idx] for idx in possibly_batched_index]
-        else:
-            data = self.dataset[possibly_batched_index]
-        return self.collate_fn(data)
+        source = self.dataset
+        if not self.auto_collation:
+            return self.collate_fn(source[possibly_batched_index])
+        read_many = getattr(source, "__getitems__", None)
+        if read_many:
+            return self.collate_fn(read_many(possibly_batched_index))
+        return self.collate_fn([source[i] for i in possibly_batched_index])
 
 
 class _DatasetKind:
+    """The two kinds of dataset a loader reads, and the fetcher of each."""
+
     Map = 0
     Iterable = 1
 
     @staticmethod
     def create_fetcher(kind, dataset, auto_collation, collate_fn, drop_last):
-        if kind == _DatasetKind.Map:
-            return _MapDatasetFetcher(dataset, auto_collation, collate_fn, drop_last)
-        return _IterableDatasetFetcher(dataset, auto_collation, collate_fn, drop_last)
+        cls = _MapDatasetFetcher if kind == _DatasetKind.Map else _IterableDatasetFetcher
+        return cls(dataset, auto_collation, collate_fn, drop_last)
