@@ -52,6 +52,7 @@ def _r2c_bw(ctx, g):
 @defop("_fft_r2c", backward=_r2c_bw, saves=(), out=False, method=False, group="fft", host=H.r2c)
 def r2c(x, dims, scale, forward):
     """Real-to-complex transform of ``x`` over ``dims``, one-sided along the last of them."""
+    x._device._backend.check_dtype(D.to_complex(x._dtype), "_fft_r2c")  # a backend without complex dtypes
     return x._device, (x, tuple(dims), scale, bool(forward)), (x,)
 
 
