@@ -96,11 +96,15 @@ def scale_of(norm, forward: bool) -> str:
     raise RuntimeError(f'Invalid normalization mode: "{norm}"')
 
 
-def _float_input(x, op: str) -> Tensor:
+def _check_dtype(x, op: str) -> Tensor:
     U.tensor_arg(x, op)
-    dt = x._dtype
-    if dt in _LOW:
-        raise RuntimeError(f"Unsupported dtype {U.type_name(dt)}")
+    if x._dtype in _LOW:
+        raise RuntimeError(f"Unsupported dtype {U.type_name(x._dtype)}")
+    return x
+
+
+def _float_input(x, op: str) -> Tensor:
+    dt = _check_dtype(x, op)._dtype
     if dt.category < D._FLOAT:
         return x.to(D.get_default_dtype())
     return x
@@ -211,8 +215,9 @@ def _c2r_public(op, x, s, dims, norm, forward, name):
 
 
 def _one(op, x, n, dim):
-    x = U.tensor_arg(x, op)
-    return _n_or_none(n), (wrap(dim, x.dim(), op),)
+    x = _check_dtype(x, op)
+    d = wrap(dim, x.dim(), op)
+    return _n_or_none(n), (d,)
 
 
 @composite("fft_fft", method=False, group="fft")
@@ -232,16 +237,19 @@ def ifft(input, n=None, dim=-1, norm=None):
 @composite("fft_rfft", method=False, group="fft")
 def rfft(input, n=None, dim=-1, norm=None):
     """The 1-d transform of a real signal: the ``n // 2 + 1`` non-negative frequencies."""
-    s, d = _one("fft_rfft", input, n, dim)
-    return _r2c_public("fft_rfft", input, s, d, norm, True, "rfft expects a real input tensor, but got {}", "rfft")
+    msg = "rfft expects a real input tensor, but got {}"
+    x = real_input(input, "fft_rfft", msg)  # PyTorch checks the dtype before the dim
+    s, d = _one("fft_rfft", x, n, dim)
+    return _r2c_public("fft_rfft", x, s, d, norm, True, msg, "rfft")
 
 
 @composite("fft_ihfft", method=False, group="fft")
 def ihfft(input, n=None, dim=-1, norm=None):
     """The inverse of :func:`hfft`: the one-sided inverse transform of a real signal."""
-    s, d = _one("fft_ihfft", input, n, dim)
-    return _r2c_public("fft_ihfft", input, s, d, norm, False, "ihfft expects a real input tensor, but got {}",
-                       "ihfft")
+    msg = "ihfft expects a real input tensor, but got {}"
+    x = real_input(input, "fft_ihfft", msg)
+    s, d = _one("fft_ihfft", x, n, dim)
+    return _r2c_public("fft_ihfft", x, s, d, norm, False, msg, "ihfft")
 
 
 @composite("fft_irfft", method=False, group="fft")

@@ -36,7 +36,7 @@ def fftfreq(n, d=1.0, *, out=None, dtype=None, layout=None, device=None, require
     if n < 0:
         CR.empty(n)  # PyTorch's negative-dimension error
     k = [i if i < (n + 1) // 2 else i - n for i in range(n)]
-    r = CR.tensor(k, dtype=D.float64, device=device).mul_(1.0 / (d * n) if n else 0.0).to(dt)
+    r = CR.tensor(k, dtype=D.float64, device=device).mul_(1.0 / (d * n) if n else math.nan).to(dt)
     return _finish(r, out, requires_grad)
 
 
@@ -46,7 +46,7 @@ def rfftfreq(n, d=1.0, *, out=None, dtype=None, layout=None, device=None, requir
     n = int(n)
     if n < 0:
         CR.empty(n)  # PyTorch's negative-dimension error
-    r = CR.tensor(list(range(n // 2 + 1)), dtype=D.float64, device=device).mul_(1.0 / (d * n) if n else 0.0)
+    r = CR.tensor(list(range(n // 2 + 1)), dtype=D.float64, device=device).mul_(1.0 / (d * n) if n else math.nan)
     return _finish(r.to(dt), out, requires_grad)
 
 

@@ -152,9 +152,10 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
                            f"match n_fft when onesided=False, but got {fft_size}")
     norm = "ortho" if normalized else "backward"
     frames = z.transpose(-1, -2)
-    frames = S.irfft(frames, n=n_fft, norm=norm) if onesided else S.ifft(frames, norm=norm)
-    if not onesided and not return_complex:
-        frames = frames.real
+    if return_complex:
+        frames = S.ifft(frames, norm=norm)
+    else:  # a real signal: the one-sided half of a two-sided input is read as a Hermitian spectrum
+        frames = S.irfft(frames.narrow(-1, 0, n_fft // 2 + 1), n=n_fft, norm=norm)
     w = _full_window(window, win, n_fft, D.to_real(z._dtype), z.device, "istft")
     y = _overlap_add(frames * w, hop)
     env = _overlap_add((w * w).expand(1, nf, n_fft), hop)[0]
@@ -166,7 +167,10 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
         end = total - n_fft // 2 if center else total
     end = min(end, total)
     y, env = y[:, start:end], env[start:end]
-    if env.numel() and float(env.abs().min()) < 1e-11:
+    if not env.numel():  # PyTorch's NOLA check fails on an empty envelope too
+        raise RuntimeError(f"istft: the signal is empty ({nf} frames of n_fft={n_fft}, center={bool(center)}, "
+                           f"length={length}), so the window overlap add has no minimum")
+    if float(env.abs().min()) < 1e-11:
         raise RuntimeError(f"istft: window overlap add min: {float(env.abs().min())}")
     y = y / env
     if length is not None and y.shape[-1] < length:

@@ -11,10 +11,12 @@ from .specs_linalg import LINALG
 from .specs_mathmisc import MATHMISC
 from .specs_reduce import REDUCE
 from .specs_shape import SHAPE
+from .specs_spectral import SPECTRAL
 
 __all__ = ["OP_SPECS", "FUNCTIONAL_SPECS"]
 
-OP_SPECS = {**ELEMENTWISE, **REDUCE, **SHAPE, **INDEX, **LINALG, **MATHMISC, **FACTOR, **COMPLEX_OPS}
+OP_SPECS = {**ELEMENTWISE, **REDUCE, **SHAPE, **INDEX, **LINALG, **MATHMISC, **FACTOR, **COMPLEX_OPS,
+           **SPECTRAL}
 
 
 def _prefixed(call):
