@@ -276,3 +276,25 @@ def test_istft_length_center_and_errors():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert z.istft(16, window=w).shape == (100,)
+
+
+# -- ember.signal.windows ---------------------------------------------------------------------------
+
+def test_signal_windows_values_and_errors():
+    W = ember.signal.windows
+    assert _close(W.hann(5), [0.0, 0.5, 1.0, 0.5, 0.0], 1e-7)
+    assert _close(W.hann(8, sym=False), ember.hann_window(8), 1e-7)  # sym=False is the periodic window
+    assert _close(W.cosine(5), [math.sin(math.pi * (n + 0.5) / 5) for n in range(5)], 1e-7)
+    assert _close(W.exponential(5, center=1.0, sym=False, dtype=ember.float64), [math.exp(-abs(n - 1)) for n in range(5)])
+    assert _close(W.gaussian(5, std=2.0, dtype=ember.float64), [math.exp(-0.5 * ((n - 2) / 2) ** 2) for n in range(5)])
+    assert _close(W.general_hamming(5, alpha=0.6), [0.2, 0.6, 1.0, 0.6, 0.2], 1e-7)
+    assert _close(W.nuttall(5), [0.0003628, 0.2269824, 1.0, 0.2269824, 0.0003628], 1e-6)
+    assert _close(W.kaiser(7, beta=5.0, dtype=ember.float64), np.kaiser(7, 5.0))
+    assert W.hann(0).shape == (0,) and W.hann(1).tolist() == [1.0] and W.hann(3, requires_grad=True).requires_grad
+    for bad in (lambda: W.hann(-1), lambda: W.hann(4, dtype=ember.float16), lambda: W.gaussian(4, std=0.0),
+                lambda: W.exponential(4, tau=0.0), lambda: W.kaiser(4, beta=-1.0),
+                lambda: W.exponential(4, center=1.0)):
+        with pytest.raises(ValueError):
+            bad()
+    with pytest.raises(TypeError, match="^Coefficients must be a list/tuple$"):
+        W.general_cosine(4, a=1.0)

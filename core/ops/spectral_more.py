@@ -102,7 +102,7 @@ def _window(op, values_of, window_length, periodic, dtype, device, requires_grad
     return r.requires_grad_(True) if requires_grad else r
 
 
-def _cosine_sum(coeffs):
+def cosine_sum(coeffs):
     """``sum_k (-1)^k a_k cos(2 pi k i / (m - 1))``: the generalised cosine windows."""
     def value(i, m):
         t = 2 * math.pi * i / (m - 1)
@@ -112,29 +112,29 @@ def _cosine_sum(coeffs):
 
 def hann_window(window_length, periodic=True, *, dtype=None, layout=None, device=None, requires_grad=False):
     """The Hann window ``0.5 - 0.5 cos(2 pi i / (N - 1))`` (N = window_length + 1 when periodic)."""
-    return _window("hann_window", _cosine_sum((0.5, 0.5)), window_length, periodic, dtype, device, requires_grad)
+    return _window("hann_window", cosine_sum((0.5, 0.5)), window_length, periodic, dtype, device, requires_grad)
 
 
 def hamming_window(window_length, periodic=True, alpha=0.54, beta=0.46, *, dtype=None, layout=None, device=None,
                    requires_grad=False):
     """The Hamming window ``alpha - beta cos(2 pi i / (N - 1))``."""
-    return _window("hamming_window", _cosine_sum((alpha, beta)), window_length, periodic, dtype, device,
+    return _window("hamming_window", cosine_sum((alpha, beta)), window_length, periodic, dtype, device,
                    requires_grad)
 
 
 def blackman_window(window_length, periodic=True, *, dtype=None, layout=None, device=None, requires_grad=False):
     """The Blackman window ``0.42 - 0.5 cos(2 pi i / (N - 1)) + 0.08 cos(4 pi i / (N - 1))``."""
-    return _window("blackman_window", _cosine_sum((0.42, 0.5, 0.08)), window_length, periodic, dtype, device,
+    return _window("blackman_window", cosine_sum((0.42, 0.5, 0.08)), window_length, periodic, dtype, device,
                    requires_grad)
 
 
-def _triangle(i, m):
+def triangle(i, m):
     return 1.0 - abs(2.0 * i / (m - 1) - 1.0)
 
 
 def bartlett_window(window_length, periodic=True, *, dtype=None, layout=None, device=None, requires_grad=False):
     """The Bartlett (triangular) window ``1 - |2 i / (N - 1) - 1|``."""
-    return _window("bartlett_window", _triangle, window_length, periodic, dtype, device, requires_grad)
+    return _window("bartlett_window", triangle, window_length, periodic, dtype, device, requires_grad)
 
 
 def bessel_i0(x: float) -> float:

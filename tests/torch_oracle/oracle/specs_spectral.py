@@ -146,3 +146,29 @@ def _istft(draw):
 
 SPECTRAL["stft"] = _stft()
 SPECTRAL["istft"] = _istft()
+
+
+def _signal_window(name):
+    @st.composite
+    def gen(draw):
+        sym = draw(st.booleans())
+        kw = {"sym": sym, "dtype": D(draw(st.sampled_from(("float32", "float64", "float16"))))}
+        if name == "general_cosine":
+            kw["a"] = draw(st.lists(st.sampled_from((0.5, 0.3, 0.1, 0.02)), min_size=1, max_size=4))
+        elif name == "general_hamming":
+            kw["alpha"] = draw(st.sampled_from((0.5, 0.54, 0.6)))
+        elif name == "exponential":
+            kw["tau"] = draw(st.sampled_from((0.5, 1.0, 3.0, 0.0)))
+            if not sym and draw(st.booleans()):
+                kw["center"] = draw(st.sampled_from((0.0, 1.5, 4.0)))
+        elif name == "gaussian":
+            kw["std"] = draw(st.sampled_from((0.7, 1.0, 2.5, -1.0)))
+        elif name == "kaiser":
+            kw["beta"] = draw(st.sampled_from((0.0, 3.0, 12.0)))
+        return Call(f"signal.windows.{name}", f"signal.windows.{name}", (draw(st.integers(-1, 12)),), kw, grad=False)
+    return gen()
+
+
+for _name in ("bartlett", "blackman", "cosine", "exponential", "gaussian", "general_cosine", "general_hamming",
+              "hamming", "hann", "kaiser", "nuttall"):
+    SPECTRAL[f"signal.windows.{_name}"] = _signal_window(_name)
