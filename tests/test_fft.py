@@ -285,7 +285,8 @@ def test_signal_windows_values_and_errors():
     assert _close(W.hann(5), [0.0, 0.5, 1.0, 0.5, 0.0], 1e-7)
     assert _close(W.hann(8, sym=False), ember.hann_window(8), 1e-7)  # sym=False is the periodic window
     assert _close(W.cosine(5), [math.sin(math.pi * (n + 0.5) / 5) for n in range(5)], 1e-7)
-    assert _close(W.exponential(5, center=1.0, sym=False, dtype=ember.float64), [math.exp(-abs(n - 1)) for n in range(5)])
+    assert _close(W.exponential(5, center=1.0, sym=False, dtype=ember.float64),
+                  [math.exp(-abs(n - 1)) for n in range(5)])
     assert _close(W.gaussian(5, std=2.0, dtype=ember.float64), [math.exp(-0.5 * ((n - 2) / 2) ** 2) for n in range(5)])
     assert _close(W.general_hamming(5, alpha=0.6), [0.2, 0.6, 1.0, 0.6, 0.2], 1e-7)
     assert _close(W.nuttall(5), [0.0003628, 0.2269824, 1.0, 0.2269824, 0.0003628], 1e-6)
