@@ -85,6 +85,7 @@ TARGETS: dict = {
         _ENC: Target("torch", 2.0, issue="14"),
         _ADD: Target("numpy", 5e-6, "over", issue="14"),
         "matmul 1024^3 f32": Target("numpy", 1.1, issue="3"),
+        "rfft 2^20 f32": Target("torch", 1.5, issue="22"),
     },
     "opencl": {
         "mul 1M f32": Target("ref", 1.5, issue="opencl"),

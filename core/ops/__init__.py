@@ -12,6 +12,7 @@ from . import (arithmetic, comparison, complexops, copy, creation, indexing, lin
                special_poly, unary, views)
 from . import combinatorics, distances, floatbits
 from . import linalg_ldl  # noqa: F401 (registers the ldl ops; ember.linalg names them)
+from . import spectral, spectral_more, spectral_stft
 from .arithmetic import *  # noqa: F401,F403
 from .combinatorics import *  # noqa: F401,F403
 from .comparison import *  # noqa: F401,F403
@@ -33,12 +34,15 @@ from .registry import ALL, OPS, OpDef, dispatch, record, register_op, run
 from .shape import *  # noqa: F401,F403
 from .special_gamma import *  # noqa: F401,F403
 from .special_misc import *  # noqa: F401,F403
+from .spectral_more import *  # noqa: F401,F403
+from .spectral_stft import *  # noqa: F401,F403
 from .unary import *  # noqa: F401,F403
 from .views import *  # noqa: F401,F403
 
 #: the op families, whose ``__all__`` lists make up this package's public names
 FAMILIES = (arithmetic, comparison, complexops, unary, pointwise, reduction, indexing, shape, views, linalg, linalg_api,
-            linalg_more, copy, nn, creation, random, floatbits, combinatorics, distances, special_gamma, special_misc)
+            linalg_more, copy, nn, creation, random, floatbits, combinatorics, distances, special_gamma, special_misc,
+            spectral_more, spectral_stft)
 
 # the op functions (the registry and the declaration API are attributes of ember.ops, not ember)
 __all__ = sorted({name for fam in FAMILIES for name in fam.__all__})

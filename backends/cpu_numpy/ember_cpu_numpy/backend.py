@@ -22,7 +22,7 @@ from . import kernels
 from . import fusion
 from .arrays import ember_dtype, nd, wrap  # noqa: F401  (nd, wrap: the documented kernel helpers)
 from .kernels import OUT_KERNELS  # noqa: F401
-from .kernels import factorizations, rnn
+from .kernels import factorizations, rnn, spectral
 
 NUMPY = kernels.numpy_namespace()
 
@@ -80,7 +80,7 @@ class NumpyBackend(Backend):
 
     #: written for ember's plugin API 1 (a literal: ember refuses the backend when its own differs)
     plugin_api_version = 1
-    KERNELS = {**kernels.build_table(NUMPY), **rnn.KERNELS, **factorizations.KERNELS}
+    KERNELS = {**kernels.build_table(NUMPY), **rnn.KERNELS, **factorizations.KERNELS, **spectral.KERNELS}
     out_kernels = OUT_KERNELS
     dtypes = frozenset(d.name for d in D.ALL_DTYPES)
 

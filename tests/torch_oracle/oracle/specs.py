@@ -12,10 +12,12 @@ from .specs_mathmisc import MATHMISC
 from .specs_reduce import REDUCE
 from .specs_shape import SHAPE
 from .specs_special import SPECIAL
+from .specs_spectral import SPECTRAL
 
 __all__ = ["OP_SPECS", "FUNCTIONAL_SPECS"]
 
-OP_SPECS = {**ELEMENTWISE, **REDUCE, **SHAPE, **INDEX, **LINALG, **MATHMISC, **FACTOR, **COMPLEX_OPS, **SPECIAL}
+OP_SPECS = {**ELEMENTWISE, **REDUCE, **SHAPE, **INDEX, **LINALG, **MATHMISC, **FACTOR, **COMPLEX_OPS, **SPECIAL,
+            **SPECTRAL}
 
 
 def _prefixed(call):
