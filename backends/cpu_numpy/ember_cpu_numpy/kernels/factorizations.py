@@ -3,6 +3,8 @@ ops' own host functions, so that the kernels and the host path agree by construc
 without the host path's copies: the tensors' numpy views go in, the results are wrapped."""
 from __future__ import annotations
 
+import functools
+
 from ember.ops import linalg_host as H
 
 from ..arrays import nd, wrap
@@ -11,13 +13,13 @@ __all__ = ["KERNELS"]
 
 
 def _kernel(fn):
+    @functools.wraps(fn)  # the kernel takes the host function's arguments (its signature shows them)
     def k(*args):
         dev = next(a._device for a in args if hasattr(a, "_storage"))
         out = fn(*(nd(a) if hasattr(a, "_storage") else a for a in args))
         if isinstance(out, tuple):
             return tuple(wrap(o, dev) for o in out)
         return wrap(out, dev)
-    k.__name__ = fn.__name__
     return k
 
 
