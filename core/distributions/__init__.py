@@ -6,7 +6,10 @@ from __future__ import annotations
 
 from . import constraints, utils
 from .continuous import Cauchy, Exponential, Laplace, Normal, Uniform
+from .discrete import (Bernoulli, Binomial, Categorical, Geometric, Multinomial, NegativeBinomial,
+                       OneHotCategorical, Poisson)
 from .distribution import Distribution, ExponentialFamily
 
-__all__ = ["Cauchy", "Distribution", "Exponential", "ExponentialFamily", "Laplace", "Normal", "Uniform",
+__all__ = ["Bernoulli", "Binomial", "Categorical", "Geometric", "Multinomial", "NegativeBinomial",
+           "OneHotCategorical", "Poisson", "Cauchy", "Distribution", "Exponential", "ExponentialFamily", "Laplace", "Normal", "Uniform",
            "constraints", "utils"]
