@@ -9,8 +9,9 @@ from .continuous import Cauchy, Exponential, Laplace, Normal, Uniform
 from .discrete import (Bernoulli, Binomial, Categorical, Geometric, Multinomial, NegativeBinomial,
                        OneHotCategorical, Poisson)
 from .distribution import Distribution, ExponentialFamily
+from .multivariate import LowRankMultivariateNormal, MultivariateNormal
 from .gamma_family import Beta, Chi2, Dirichlet, FisherSnedecor, Gamma, StudentT
 
-__all__ = ["Beta", "Chi2", "Dirichlet", "FisherSnedecor", "Gamma", "StudentT", "Bernoulli", "Binomial", "Categorical", "Geometric", "Multinomial", "NegativeBinomial",
+__all__ = ["LowRankMultivariateNormal", "MultivariateNormal", "Beta", "Chi2", "Dirichlet", "FisherSnedecor", "Gamma", "StudentT", "Bernoulli", "Binomial", "Categorical", "Geometric", "Multinomial", "NegativeBinomial",
            "OneHotCategorical", "Poisson", "Cauchy", "Distribution", "Exponential", "ExponentialFamily", "Laplace", "Normal", "Uniform",
            "constraints", "utils"]
