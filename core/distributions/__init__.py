@@ -4,7 +4,7 @@ See docs/distributions.md for the families, how each one samples, and what is le
 """
 from __future__ import annotations
 
-from . import constraints, utils
+from . import constraints, transforms, utils
 from .continuous import Cauchy, Exponential, Laplace, Normal, Uniform
 from .discrete import (Bernoulli, Binomial, Categorical, Geometric, Multinomial, NegativeBinomial,
                        OneHotCategorical, Poisson)
@@ -14,4 +14,4 @@ from .gamma_family import Beta, Chi2, Dirichlet, FisherSnedecor, Gamma, StudentT
 
 __all__ = ["LowRankMultivariateNormal", "MultivariateNormal", "Beta", "Chi2", "Dirichlet", "FisherSnedecor", "Gamma", "StudentT", "Bernoulli", "Binomial", "Categorical", "Geometric", "Multinomial", "NegativeBinomial",
            "OneHotCategorical", "Poisson", "Cauchy", "Distribution", "Exponential", "ExponentialFamily", "Laplace", "Normal", "Uniform",
-           "constraints", "utils"]
+           "constraints", "transforms", "utils"]
