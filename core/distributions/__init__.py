@@ -9,9 +9,10 @@ from .continuous import Cauchy, Exponential, Laplace, Normal, Uniform
 from .discrete import (Bernoulli, Binomial, Categorical, Geometric, Multinomial, NegativeBinomial,
                        OneHotCategorical, Poisson)
 from .distribution import Distribution, ExponentialFamily
+from .wrappers import Independent, MixtureSameFamily, TransformedDistribution
 from .multivariate import LowRankMultivariateNormal, MultivariateNormal
 from .gamma_family import Beta, Chi2, Dirichlet, FisherSnedecor, Gamma, StudentT
 
-__all__ = ["LowRankMultivariateNormal", "MultivariateNormal", "Beta", "Chi2", "Dirichlet", "FisherSnedecor", "Gamma", "StudentT", "Bernoulli", "Binomial", "Categorical", "Geometric", "Multinomial", "NegativeBinomial",
+__all__ = ["Independent", "MixtureSameFamily", "TransformedDistribution", "LowRankMultivariateNormal", "MultivariateNormal", "Beta", "Chi2", "Dirichlet", "FisherSnedecor", "Gamma", "StudentT", "Bernoulli", "Binomial", "Categorical", "Geometric", "Multinomial", "NegativeBinomial",
            "OneHotCategorical", "Poisson", "Cauchy", "Distribution", "Exponential", "ExponentialFamily", "Laplace", "Normal", "Uniform",
            "constraints", "transforms", "utils"]
