@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from . import constraints, transforms, utils
 from .continuous import Cauchy, Exponential, Laplace, Normal, Uniform
+from .derived import (ExpRelaxedCategorical, Gumbel, HalfCauchy, HalfNormal, Kumaraswamy, LogisticNormal,
+                      LogitRelaxedBernoulli, LogNormal, Pareto, RelaxedBernoulli, RelaxedOneHotCategorical, Weibull)
 from .discrete import (Bernoulli, Binomial, Categorical, Geometric, Multinomial, NegativeBinomial,
                        OneHotCategorical, Poisson)
 from .distribution import Distribution, ExponentialFamily
@@ -13,6 +15,7 @@ from .wrappers import Independent, MixtureSameFamily, TransformedDistribution
 from .multivariate import LowRankMultivariateNormal, MultivariateNormal
 from .gamma_family import Beta, Chi2, Dirichlet, FisherSnedecor, Gamma, StudentT
 
-__all__ = ["Independent", "MixtureSameFamily", "TransformedDistribution", "LowRankMultivariateNormal", "MultivariateNormal", "Beta", "Chi2", "Dirichlet", "FisherSnedecor", "Gamma", "StudentT", "Bernoulli", "Binomial", "Categorical", "Geometric", "Multinomial", "NegativeBinomial",
+__all__ = ["Gumbel", "HalfCauchy", "HalfNormal", "Kumaraswamy", "LogNormal", "LogisticNormal", "Pareto",
+           "RelaxedBernoulli", "RelaxedOneHotCategorical", "Weibull", "Independent", "MixtureSameFamily", "TransformedDistribution", "LowRankMultivariateNormal", "MultivariateNormal", "Beta", "Chi2", "Dirichlet", "FisherSnedecor", "Gamma", "StudentT", "Bernoulli", "Binomial", "Categorical", "Geometric", "Multinomial", "NegativeBinomial",
            "OneHotCategorical", "Poisson", "Cauchy", "Distribution", "Exponential", "ExponentialFamily", "Laplace", "Normal", "Uniform",
            "constraints", "transforms", "utils"]
