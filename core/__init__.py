@@ -13,14 +13,15 @@ The public names are the union of the ``__all__`` lists of the modules imported 
 
 import importlib as _importlib
 
-from . import _devices, _dtype, _methods, _plugins, _threads, _toplevel, amp, autograd, ops, return_types
+from . import (_complex_methods, _devices, _dtype, _methods, _plugins, _threads, _toplevel, amp, autograd, ops,
+               return_types)
 from . import _registry_hooks  # noqa: F401  (plugs the op/module/optimizer registries into the plugin manager)
 from . import multiprocessing as _multiprocessing  # noqa: F401  (tensors cross multiprocessing queues shared, as after import torch)
 from ._device import device
 from ._dlpack import from_dlpack, to_dlpack
-from ._dtype import (bfloat16, bool, can_cast, double, dtype, finfo, float, float16, float32, float64,
-                     get_default_dtype, half, iinfo, int, int8, int16, int32, int64, long, promote_types,
-                     result_type, set_default_dtype, short, uint8)
+from ._dtype import (bfloat16, bool, can_cast, cdouble, cfloat, complex64, complex128, double, dtype, finfo, float,
+                     float16, float32, float64, get_default_dtype, half, iinfo, int, int8, int16, int32, int64, long,
+                     promote_types, result_type, set_default_dtype, short, uint8)
 from ._layout import layout, sparse_coo, strided
 from ._legacy import CPU_CLASSES as _CPU_CLASSES
 from ._repr import set_printoptions
@@ -43,6 +44,7 @@ from .utils import _einops_hook
 
 _methods.install()
 _einops_hook.install()  # einops takes ember tensors once it is imported (ember.utils.einops_backend)
+_complex_methods.install()
 globals().update(_CPU_CLASSES)
 
 # memory formats, as names (the layouts ember.strided and ember.sparse_coo are objects)

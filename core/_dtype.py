@@ -10,7 +10,8 @@ import numpy as np
 
 __all__ = [
     "dtype", "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16",
-    "float32", "float64", "half", "float", "double", "short", "int", "long",
+    "float32", "float64", "complex64", "complex128", "half", "float", "double", "short", "int", "long", "cfloat",
+    "cdouble",
     "get_default_dtype", "set_default_dtype", "promote_types", "result_type", "can_cast",
     "iinfo", "finfo",
 ]
@@ -75,15 +76,40 @@ float16 = dtype("float16", 2, _FLOAT, True, "float16", 1)
 bfloat16 = dtype("bfloat16", 2, _FLOAT, True, "bfloat16", 1)
 float32 = dtype("float32", 4, _FLOAT, True, "float32", 3)
 float64 = dtype("float64", 8, _FLOAT, True, "float64", 4)
+complex64 = dtype("complex64", 8, _COMPLEX, True, "complex64", 3)
+complex128 = dtype("complex128", 16, _COMPLEX, True, "complex128", 4)
 
 half, float, double = float16, float32, float64
 short, int, long = int16, int32, int64
+cfloat, cdouble = complex64, complex128
 
-ALL_DTYPES = (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64)
+REAL_DTYPES = (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64)
+COMPLEX_DTYPES = (complex64, complex128)
+ALL_DTYPES = REAL_DTYPES + COMPLEX_DTYPES
 FLOAT_DTYPES = (float16, bfloat16, float32, float64)
 INT_DTYPES = (uint8, int8, int16, int32, int64)
 _BY_NAME = {d.name: d for d in ALL_DTYPES}
-_BY_NAME.update({"half": float16, "float": float32, "double": float64, "short": int16, "int": int32, "long": int64})
+_BY_NAME.update({"half": float16, "float": float32, "double": float64, "short": int16, "int": int32, "long": int64,
+                 "cfloat": complex64, "cdouble": complex128})
+
+# complex <-> its real counterpart (the dtype of ``real``, ``imag``, ``abs``; ``finfo``'s limits).
+# float16 and bfloat16 have no complex counterpart in ember (PyTorch's complex32 is not provided):
+# they promote to complex64.
+_TO_REAL = {complex64: float32, complex128: float64}
+_TO_COMPLEX = {float16: complex64, bfloat16: complex64, float32: complex64, float64: complex128,
+               complex64: complex64, complex128: complex128}
+
+
+def to_real(d: dtype) -> dtype:
+    """The real dtype of a complex dtype's parts (complex64 -> float32); other dtypes unchanged."""
+    return _TO_REAL.get(d, d)
+
+
+def to_complex(d: dtype) -> dtype:
+    """The complex dtype with ``d``'s precision (float64 -> complex128); integers and bool give the
+    default complex dtype."""
+    r = _TO_COMPLEX.get(d)
+    return r if r is not None else default_complex()
 
 
 def _dtype_from_name(name: str) -> dtype:
@@ -109,7 +135,7 @@ def from_numpy_dtype(npdt) -> dtype:
             continue
     raise TypeError(
         f"can't convert np.ndarray of type {npdt}. The only supported types are: "
-        "float64, float32, float16, bfloat16, int64, int32, int16, int8, uint8, and bool."
+        "complex128, complex64, float64, float32, float16, bfloat16, int64, int32, int16, int8, uint8, and bool."
     )
 
 
@@ -150,13 +176,22 @@ def set_default_dtype(d) -> None:
     _default[0] = d
 
 
+def default_complex() -> dtype:
+    """The complex dtype python complex numbers become: complex128 when the default dtype is
+    float64, else complex64 (as PyTorch)."""
+    return complex128 if _default[0] is float64 else complex64
+
+
 # -- promotion -------------------------------------------------------------------------------
 
 def _promote_pair(a: dtype, b: dtype) -> dtype:
     if a is b:
         return a
     if a.category != b.category:
-        return a if a.category > b.category else b
+        hi, lo = (a, b) if a.category > b.category else (b, a)
+        if hi.category == _COMPLEX and lo.category == _FLOAT and lo._rank > hi._rank:
+            return complex128  # complex64 with float64
+        return hi
     if a.category == _BOOL:
         return bool
     if a.category == _INT:
@@ -167,6 +202,8 @@ def _promote_pair(a: dtype, b: dtype) -> dtype:
         if s._rank > u._rank:
             return s
         return int16  # uint8 with int8 -> int16
+    if a.category == _COMPLEX:
+        return a if a._rank >= b._rank else b
     # floating
     if {a, b} == {float16, bfloat16}:
         return float32
@@ -192,7 +229,7 @@ def scalar_dtype(x) -> dtype:
     if isinstance(x, np.generic):
         return from_numpy_dtype(x.dtype)
     if isinstance(x, complex):
-        raise TypeError("complex numbers are not supported yet")
+        return default_complex()
     raise TypeError(f"expected a number, got {type(x).__name__}")
 
 
@@ -224,19 +261,27 @@ def combine_levels(dim_t, zero_t, scal) -> dtype:
         if res is None:
             res = zero_t
         elif zero_t.category > res.category:
-            res = zero_t
+            res = _lower_wins(res, zero_t)
     if scal is not None:
         if res is None:
             res = scal
         elif scal.category > res.category:
             # a python float with an integer tensor gives the default float dtype
-            res = scal
+            res = _lower_wins(res, scal)
     return res
+
+
+def _lower_wins(higher: dtype, lower: dtype) -> dtype:
+    """A lower-priority operand of a higher category decides the category; a complex one next to
+    a floating tensor keeps the tensor's precision (float64 tensor + 1j -> complex128)."""
+    if lower.category == _COMPLEX and higher.category == _FLOAT:
+        return _TO_COMPLEX[higher]
+    return lower
 
 
 def can_cast(from_, to) -> bool:
     """Whether ``from_`` may be cast to ``to`` under PyTorch's in-place casting rule
-    (no float -> integer, no non-bool -> bool)."""
+    (no complex -> float, no float -> integer, no non-bool -> bool)."""
     f, t = to_dtype(from_), to_dtype(to)
     return f.category <= t.category
 
@@ -259,10 +304,10 @@ class iinfo:
 
 
 class finfo:
-    """Machine limits of a floating dtype."""
+    """Machine limits of a floating dtype (of a complex dtype: its real parts' dtype's, as PyTorch)."""
 
     def __init__(self, d=None):
-        d = _default[0] if d is None else to_dtype(d)
+        d = _default[0] if d is None else to_real(to_dtype(d))
         if d.category != _FLOAT:
             raise TypeError(f"finfo needs a floating dtype, got {d}")
         f = np.finfo(d.np)

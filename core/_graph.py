@@ -439,6 +439,10 @@ def grad_fn_of(t):
     if not base._requires_grad or not _needs_regen(t):
         t._fn_version = t._version[0]
         return fn
+    if t._dtype is not base._dtype:
+        raise RuntimeError(f"a {t._dtype.name} view (real/imag parts) of a {base._dtype.name} tensor that was "
+                           "modified in place since the view was taken: ember can't regenerate its history; "
+                           "take the view again after the in-place op")
     node = ViewRegenNode()
     node.next_functions = (edge_of(base),)
     node.needs_input_grad = (True,)

@@ -137,7 +137,7 @@ def _array_wrap(self, array, context=None, return_scalar=False):
 
 
 def _invert(self):
-    if self._dtype.category == D._FLOAT:
+    if self._dtype.category >= D._FLOAT:
         raise TypeError(f"~ (operator.invert) is only implemented on integer and Boolean-type tensors (got "
                         f"{U.desc(self)})")
     return ops.bitwise_not(self)
@@ -339,8 +339,9 @@ def _set_requires_grad(self, value: bool) -> None:
                 "var_no_grad = var.detach().")
         # the attribute refuses even True (PyTorch's seed rule; requires_grad_() lets it pass)
         raise RuntimeError("you can only change requires_grad flags of leaf variables.")
-    if value and self._dtype.category != D._FLOAT:
-        raise RuntimeError(f"only Tensors of floating point dtype can require gradients (got {self._dtype})")
+    if value and self._dtype.category < D._FLOAT:
+        raise RuntimeError(f"only Tensors of floating point and complex dtype can require gradients (got "
+                           f"{self._dtype})")
     if self._storage.__class__ is SparseParts:  # a sparse leaf: its values are the leaf autograd sees
         self._storage.values.requires_grad_(value)
     self._requires_grad = value
@@ -534,6 +535,7 @@ def install() -> None:
     T.bernoulli = _bernoulli
     T.multinomial = _random.multinomial
     T.where = tensor_where
+    T.polygamma, T.polygamma_ = ops.special_gamma.tensor_polygamma, ops.special_gamma.tensor_polygamma_
     T.T = property(_T)
     T.mT = property(_mT)
     T.H = property(_T)

@@ -73,6 +73,12 @@ def _format_array(a: np.ndarray, dtype) -> str:
     if dtype.category == D._FLOAT:
         vals = a.astype(np.float64)
         fmt = _float_formatter(_sample(vals) if summarize else vals.reshape(-1))
+    elif dtype.category == D._COMPLEX:
+        vals = a.astype(np.complex128)
+        sample = _sample(vals) if summarize else vals.reshape(-1)
+        fmt = _complex_formatter(sample)
+        flat = [fmt(v) for v in sample]
+        return _nest(vals, fmt, 1, 0, summarize, indent=len("tensor("))
     elif dtype is D.bool:
         vals = a
         fmt = lambda v: "True" if v else "False"  # noqa: E731
@@ -82,6 +88,21 @@ def _format_array(a: np.ndarray, dtype) -> str:
     flat = [fmt(v) for v in (_sample(vals) if summarize else vals.reshape(-1))]
     width = max((len(s) for s in flat), default=1)
     return _nest(vals, fmt, width, 0, summarize, indent=len("tensor("))
+
+
+def _complex_formatter(values: np.ndarray):
+    """PyTorch's complex elements: the real parts formatted (and right-aligned) together, the
+    imaginary parts formatted together, joined by their sign: ``1.5000+2.j``."""
+    fr = _float_formatter(values.real.copy())
+    fi = _float_formatter(values.imag.copy())
+    re = values.real
+    wr = max((len(fr(v)) for v in re[np.isfinite(re)].tolist()), default=1)  # as PyTorch: finite parts only
+
+    def fmt(v):
+        v = complex(v)
+        im = fi(v.imag)
+        return fr(v.real).rjust(wr) + (im if im[0] == "-" else "+" + im) + "j"
+    return fmt
 
 
 def _sample(a):
@@ -137,7 +158,7 @@ def tensor_repr(t) -> str:
         suffix.append(f"size={tuple(t._shape)}")
     if t._device._type != "cpu":
         suffix.append(f"device='{t._device}'")
-    implicit = (D.get_default_dtype(), D.int64, D.bool)
+    implicit = (D.get_default_dtype(), D.int64, D.bool, D.default_complex())
     if t._dtype not in implicit:
         suffix.append(f"dtype=ember.{t._dtype.name}")
     fn = t._grad_fn

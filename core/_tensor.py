@@ -114,7 +114,8 @@ class Tensor:
     is_nested = property(lambda self: False, doc="False: ember has no nested tensors.")
 
     def is_conj(self) -> bool:
-        """False: ember has no complex dtypes, so no lazily conjugated views."""
+        """False: ember conjugates eagerly (``conj()`` returns a new tensor), so no tensor is a
+        lazily conjugated view (see docs/complex.md)."""
         return False
 
     def is_neg(self) -> bool:
@@ -147,7 +148,7 @@ class Tensor:
         return self._dtype.category == D._FLOAT
 
     def is_complex(self) -> bool:
-        return False
+        return self._dtype.category == D._COMPLEX
 
     def is_signed(self) -> bool:
         return self._dtype.is_signed
@@ -331,10 +332,16 @@ class Tensor:
         return a.tolist()
 
     def __float__(self):
-        return float(self.item())
+        v = self.item()
+        if isinstance(v, complex):
+            raise RuntimeError("value cannot be converted to type double without overflow")
+        return float(v)
 
     def __int__(self):
-        return int(self.item())
+        v = self.item()
+        if isinstance(v, complex):
+            raise RuntimeError("value cannot be converted to type int64_t without overflow")
+        return int(v)
 
     def __bool__(self):
         n = self.numel()

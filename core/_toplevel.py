@@ -29,8 +29,8 @@ def is_floating_point(input) -> bool:
 
 
 def is_complex(input) -> bool:
-    """True when ``input``'s dtype is complex (ember has no complex dtypes yet)."""
-    return False
+    """True when ``input``'s dtype is complex (complex64 or complex128)."""
+    return input.is_complex()
 
 
 def is_nonzero(input) -> bool:

@@ -25,9 +25,9 @@ LAYERS = (
     ("op families", ("ember.ops", "ember.ops.*")),
     ("the Tensor API: autograd engine, Tensor methods, printing, DLPack, plugin registries",
      ("ember.autograd", "ember.autograd.*", "ember._methods", "ember._repr", "ember._dlpack", "ember._legacy",
-      "ember._registry_hooks", "ember._toplevel")),
+      "ember._registry_hooks", "ember._toplevel", "ember._complex_methods")),
     ("libraries: nn, optim, data, serialization, distributed, device APIs",
-     ("ember.nn", "ember.nn.*", "ember.optim", "ember.optim.*", "ember.utils", "ember.utils.*",
+     ("ember.nn", "ember.nn.*", "ember.special", "ember.optim", "ember.optim.*", "ember.utils", "ember.utils.*",
       "ember.serialization", "ember.serialization.*", "ember.distributed", "ember.distributed.*", "ember.cuda",
       "ember.cuda.*", "ember.cpu", "ember.cpu.*", "ember.amp", "ember.amp.*", "ember.multiprocessing",
       "ember.multiprocessing.*", "ember.backends", "ember.backends.*", "ember.sparse", "ember.accelerator",
@@ -40,7 +40,7 @@ LAYERS = (
 
 #: third-party packages that are optional extras: imported where used, inside functions
 OPTIONAL_PACKAGES = {"ml_dtypes", "mpi4py", "threadpoolctl", "scipy", "safetensors", "tqdm", "matplotlib",
-                     "tensorboard", "onnx", "onnxruntime", "einops", "numexpr"}
+                     "tensorboard", "onnx", "onnxruntime", "einops", "numexpr", "mpmath"}
 
 #: modules allowed to import inside functions, and why
 FUNCTION_IMPORT_EXCEPTIONS = {

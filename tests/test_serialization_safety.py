@@ -193,7 +193,7 @@ def test_bad_persistent_ids_and_requires_grad_on_ints():
     bad = _pickle_with_pid(lambda P: [P("module", "x")])
     with pytest.raises(RuntimeError, match="unknown persistent id"):
         ember.load(_archive(bad))
-    bad = _pickle_with_pid(lambda P: [P("storage", "complex64", "0", "cpu", 1)])
+    bad = _pickle_with_pid(lambda P: [P("storage", "complex32", "0", "cpu", 1)])
     with pytest.raises(RuntimeError, match="unknown storage type"):
         ember.load(_archive(bad, {"0": b"\x00" * 8}))
     rg = _pickle_with_pid(lambda P: _Reduce(S._rebuild_tensor_from_storage,

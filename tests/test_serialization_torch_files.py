@@ -165,7 +165,7 @@ def test_torch_files_are_weights_only_safe_and_whole_torch_objects_are_explained
             ember.load(buf, weights_only=wo)
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w") as z:
-        z.writestr(f"{prefix}/data.pkl", b"\x80\x02ctorch\ncomplex64\nq\x00.")
+        z.writestr(f"{prefix}/data.pkl", b"\x80\x02ctorch\ncomplex32\nq\x00.")
     buf.seek(0)
-    with pytest.raises(pickle.UnpicklingError, match="torch.complex64, which ember does not support"):
+    with pytest.raises(pickle.UnpicklingError, match="torch.complex32, which ember does not support"):
         ember.load(buf)

@@ -135,7 +135,7 @@ def test_creation_ops_dtype_and_device_args():
     assert ember.zeros_like(ember.ones(2), dtype=ember.float64).dtype is ember.float64
     with pytest.raises(RuntimeError, match="negative dimension"):
         ember.zeros(-1)
-    with pytest.raises(RuntimeError, match="only Tensors of floating point dtype can require gradients"):
+    with pytest.raises(RuntimeError, match="only Tensors of floating point and complex dtype can require gradients"):
         ember.zeros(2, dtype=ember.int64, requires_grad=True)
 
 

@@ -312,7 +312,8 @@ def run(roots, retain_graph, create_graph, capture, accumulate, user_grads=None)
                     if g._shape != shape:
                         g = sum_to_shape(g, shape, node.name())
                     if g._dtype is not dt:
-                        g = g.to(dt)
+                        # a complex gradient reaching a real input: its real part (as PyTorch)
+                        g = (g.real if g._dtype.is_complex and not dt.is_complex else g).to(dt)
                     if anomaly and _state.anomaly.check_nan and g.is_floating_point():
                         if bool(g.isnan().any()):
                             raise RuntimeError(

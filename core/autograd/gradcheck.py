@@ -68,22 +68,51 @@ def _analytical(outputs, inputs, i):
 
 
 
+def _realified(func, inputs):
+    """``func`` and ``inputs`` with complex numbers as pairs of reals, as PyTorch's gradcheck
+    checks them: each complex input that requires grad becomes its real and imaginary parts (two
+    real inputs joined by ``complex``), each complex output its ``view_as_real``. The real
+    Jacobian then checks the complex gradients under PyTorch's convention."""
+    cx = [isinstance(t, Tensor) and t.is_complex() and t.requires_grad for t in inputs]
+    if not any(cx) and not any(o.is_complex() for o in _outputs(func, inputs)):
+        return func, inputs
+    flat, spans = [], []
+    for t, c in zip(inputs, cx):
+        spans.append(2 if c else 1)
+        if c:
+            with _state.grad_disabled():
+                flat += [ops.real(t).clone().requires_grad_(True), ops.imag(t).clone().requires_grad_(True)]
+        else:
+            flat.append(t)
+
+    def real_func(*xs):
+        args, k = [], 0
+        for n in spans:
+            args.append(ops.complex(xs[k], xs[k + 1]) if n == 2 else xs[k])
+            k += n
+        out = _as_tuple(func(*args))
+        return tuple(ops.view_as_real(o) if isinstance(o, Tensor) and o.is_complex() else o for o in out)
+    return real_func, tuple(flat)
+
+
 def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
               raise_exception: bool = True, nondet_tol: float = 0.0, check_undefined_grad: bool = True,
               check_grad_dtypes: bool = False, check_batched_grad: bool = False, fast_mode: bool = False,
               masked=None) -> bool:
     """Compare autograd's gradients of ``func(*inputs)`` with central finite differences.
 
-    Inputs that require grad should be float64. Returns True, or raises GradcheckError (or
+    Inputs that require grad should be float64 (or complex128: complex inputs and outputs are
+    checked as pairs of real numbers, as PyTorch's gradcheck does). Returns True, or raises GradcheckError (or
     returns False with ``raise_exception=False``) naming the output, the input and both Jacobians.
     """
     inputs = _as_tuple(inputs)
+    func, inputs = _realified(func, inputs)
     diff = _diff_inputs(inputs)
     if not diff:
         raise ValueError("gradcheck expects at least one input tensor to require gradient, but none of the them have "
                          "requires_grad=True.")
     for i in diff:
-        if inputs[i].dtype is not D.float64:
+        if inputs[i].dtype not in (D.float64, D.complex128):
             warnings.warn(f"Input #{i} requires gradient and is not a double precision floating point. This check will "
                           "likely fail if all the inputs are not of double precision floating point.", UserWarning)
     outputs = _outputs(func, inputs)

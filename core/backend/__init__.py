@@ -155,8 +155,9 @@ class Backend:
     #: set from the registration when the backend loads
     name: str = ""
     device_type: str = ""
-    #: names of the dtypes this backend supports
-    dtypes: frozenset = frozenset(d.name for d in D.ALL_DTYPES)
+    #: names of the dtypes this backend supports (the real ones unless a backend opts in to
+    #: complex64/complex128 by listing them)
+    dtypes: frozenset = frozenset(d.name for d in D.REAL_DTYPES)
     #: op name -> kernel; copied into ``self.kernels`` per instance
     KERNELS: dict = {}
     #: kernels that accept ``out=``
@@ -164,6 +165,7 @@ class Backend:
     #: dtype name -> (rtol, atol) used by the conformance suite against float64 numpy references
     tolerances: dict = {
         "float16": (1e-2, 1e-2), "bfloat16": (4e-2, 4e-2), "float32": (1e-4, 1e-5), "float64": (1e-7, 1e-9),
+        "complex64": (1e-4, 1e-5), "complex128": (1e-7, 1e-9),
     }
     #: test-id substring -> reason, for the conformance suite
     known_failures: dict = {}

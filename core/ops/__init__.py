@@ -7,12 +7,14 @@ also ``Tensor`` methods (see :mod:`ember._methods`).
 from __future__ import annotations
 
 from .. import _plugins
-from . import (arithmetic, comparison, copy, creation, indexing, linalg, linalg_api, linalg_more, nn, optim, pointwise,
-               primitives, random, reduction, shape, sparse, unary, views)
+from . import (arithmetic, comparison, complexops, copy, creation, indexing, linalg, linalg_api, linalg_more, nn, optim,
+               pointwise, primitives, random, reduction, shape, sparse, special_bessel, special_gamma, special_misc,
+               special_poly, unary, views)
 from . import combinatorics, distances, floatbits
 from .arithmetic import *  # noqa: F401,F403
 from .combinatorics import *  # noqa: F401,F403
 from .comparison import *  # noqa: F401,F403
+from .complexops import *  # noqa: F401,F403
 from .copy import *  # noqa: F401,F403
 from .creation import *  # noqa: F401,F403
 from .declare import composite, defop
@@ -28,12 +30,14 @@ from .random import *  # noqa: F401,F403
 from .reduction import *  # noqa: F401,F403
 from .registry import ALL, OPS, OpDef, dispatch, record, register_op, run
 from .shape import *  # noqa: F401,F403
+from .special_gamma import *  # noqa: F401,F403
+from .special_misc import *  # noqa: F401,F403
 from .unary import *  # noqa: F401,F403
 from .views import *  # noqa: F401,F403
 
 #: the op families, whose ``__all__`` lists make up this package's public names
-FAMILIES = (arithmetic, comparison, unary, pointwise, reduction, indexing, shape, views, linalg, linalg_api,
-            linalg_more, copy, nn, creation, random, floatbits, combinatorics, distances)
+FAMILIES = (arithmetic, comparison, complexops, unary, pointwise, reduction, indexing, shape, views, linalg, linalg_api,
+            linalg_more, copy, nn, creation, random, floatbits, combinatorics, distances, special_gamma, special_misc)
 
 # the op functions (the registry and the declaration API are attributes of ember.ops, not ember)
 __all__ = sorted({name for fam in FAMILIES for name in fam.__all__})

@@ -14,9 +14,11 @@ from ..backend.shapes import broadcast_shapes
 _SCALARS = (int, float, bool)
 _FLOAT = D._FLOAT
 _INT = D._INT
+_COMPLEX = D._COMPLEX
 
 _TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16", "int64": "Long",
-               "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
+               "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
+               "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
 
 
 def type_name(dt) -> str:
@@ -62,6 +64,8 @@ def scalar_value(v, dtype, op: str):
         if isinstance(v, float):
             return v  # only reached for ops that allow it (e.g. pow with a float exponent)
         return int_in_range(int(v), dtype, op)
+    if cat == _COMPLEX:
+        return complex(v)
     return bool(v)
 
 
@@ -69,6 +73,34 @@ def dtype_not_implemented(op: str, dtype, hint: str = "") -> NotImplementedError
     """PyTorch's refusal of a dtype an op has no kernel for (``NotImplementedError``, which is a
     ``RuntimeError``)."""
     return NotImplementedError(f"\"{op}\" not implemented for '{type_name(dtype)}'" + (f": {hint}" if hint else ""))
+
+
+def refuse_complex(x, op: str) -> None:
+    """PyTorch's refusal of a complex tensor by an op defined on real numbers only (ordering,
+    rounding, clamping...): NotImplementedError naming the op and the dtype."""
+    if x._dtype.category == _COMPLEX:
+        raise NotImplementedError(f"{op}: \"{op}\" not implemented for '{type_name(x._dtype)}' (complex numbers "
+                                  "have no order; use abs() or real/imag)")
+
+
+def cj(t):
+    """``conj(t)`` for a complex tensor or number, ``t`` itself otherwise: the conjugate in the
+    backward formulas (PyTorch's gradient of ``f(z)`` is ``grad * conj(f'(z))``)."""
+    if isinstance(t, Tensor):
+        return t.conj_physical() if t._dtype.category == _COMPLEX else t
+    return t.conjugate() if isinstance(t, complex) else t
+
+
+def holomorphic(backward):
+    """A backward formula written for real numbers, ``grad * f'(x)`` (linear in ``grad``), made
+    right for complex ones under PyTorch's convention: ``conj(backward(conj(grad)))``, that is
+    ``grad * conj(f'(x))``. Real gradients take the formula unchanged (one dtype check)."""
+    def bw(ctx, g):
+        if g._dtype.category != _COMPLEX:
+            return backward(ctx, g)
+        return tuple(None if r is None else cj(r) for r in backward(ctx, g.conj_physical()))
+    bw.__name__ = bw.__qualname__ = getattr(backward, "__name__", "backward")
+    return bw
 
 
 def is_scalar(x) -> bool:

@@ -20,6 +20,7 @@ from .declare import defop
 from .registry import ALL
 
 _FLOAT = D._FLOAT
+_COMPLEX = D._COMPLEX
 _combine = D.combine_levels
 _scalar_dtype = D.scalar_dtype
 
@@ -64,18 +65,18 @@ def promote(op: str, a, b, kind: int):
         dev = b._device
     else:
         raise TypeError(f"{op}(): expected at least one Tensor argument, got {type(a).__name__} and {type(b).__name__}")
-    if kind == FLOATOP and ct.category != _FLOAT:
+    if kind == FLOATOP and ct.category < _FLOAT:
         ct = D.get_default_dtype()
-    elif kind == BITWISE and ct.category == _FLOAT:
+    elif kind == BITWISE and ct.category >= _FLOAT:
         raise U.dtype_not_implemented(f"{op}_cpu", ct, f"{op} needs integer or bool operands")
     if ta:
         if a._dtype is not ct:
-            a = CP.cast(a, ct)
+            a = CP.cast(a, ct, op)
     else:
         a = _reduced_scalar(U.scalar_value(a, ct, op), ct, op)
     if tb:
         if b._dtype is not ct:
-            b = CP.cast(b, ct)
+            b = CP.cast(b, ct, op)
     else:
         b = _reduced_scalar(U.scalar_value(b, ct, op), ct, op)
     return a, b, dev, ct
@@ -111,12 +112,18 @@ def saves_other(args, needs) -> tuple:
 
 def is_operand_tensor(x) -> bool:
     """Whether a saved operand is a tensor (or its metadata), not a python scalar."""
-    return not isinstance(x, (int, float, bool))
+    return not isinstance(x, (int, float, bool, complex))
 
 
 def binary_grads(ctx, g, fa, fb) -> tuple:
     """A binary op's backward: ``fa(g, a, b)`` and ``fb(g, a, b)`` for the operands that are
     tensors and need a gradient."""
+    if g._dtype.category == _COMPLEX:  # PyTorch's convention: grad * conj(d out / d operand)
+        return tuple(None if r is None else U.cj(r) for r in _grads(ctx, g.conj_physical(), fa, fb))
+    return _grads(ctx, g, fa, fb)
+
+
+def _grads(ctx, g, fa, fb) -> tuple:
     a, b = ctx.args[0], ctx.args[1]
     res = []
     i = 0
@@ -128,10 +135,21 @@ def binary_grads(ctx, g, fa, fb) -> tuple:
     return tuple(res)
 
 
+#: the elementwise binary ops defined on real numbers only: complex operands are refused
+REAL_ONLY = frozenset({"lt", "le", "gt", "ge", "maximum", "minimum", "fmax", "fmin", "fmod", "remainder", "atan2",
+                       "hypot", "copysign", "nextafter", "heaviside", "logaddexp", "logaddexp2", "xlogy"})
+
+
 def binary_meta(name: str, kind: int, no_bool: bool = False):
     """The meta of an elementwise binary op: ``(input, other) -> (device, (a, b), inputs)``;
     ``no_bool`` refuses bool operands (as PyTorch)."""
-    if no_bool:
+    if name in REAL_ONLY:  # (complex numbers have no order)
+        def meta(input, other):
+            a, b, dev, ct = promote(name, input, other, kind)
+            if ct.category == _COMPLEX or (no_bool and ct is D.bool):
+                raise U.dtype_not_implemented(f"{name}_cpu", ct)
+            return dev, (a, b), operands(a, b)
+    elif no_bool:
         def meta(input, other):
             a, b, dev, ct = promote(name, input, other, kind)
             if ct is D.bool:

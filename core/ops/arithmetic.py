@@ -6,6 +6,7 @@ add, sub, mul, div, pow, maximum, minimum and fmod are primitives (see
 """
 from __future__ import annotations
 
+import cmath
 import math
 
 import numpy as np
@@ -55,7 +56,7 @@ def _check_alpha(input, other, alpha, op):
     if isinstance(alpha, bool):
         if rt is not D.bool:
             raise RuntimeError(f"{op}: Boolean alpha only supported for Boolean results.")
-    elif isinstance(alpha, float) and rt.category != _FLOAT:
+    elif isinstance(alpha, float) and rt.category < _FLOAT:
         raise RuntimeError(f"{op}: For integral input tensors, argument alpha must not be a floating point number.")
 
 
@@ -68,6 +69,8 @@ def _with_alpha(input, other, alpha, op):
     a, b, dev, ct = promote(op, input, other, ARITH)
     if ct is D.bool:
         alpha = bool(alpha)
+    elif ct.category == D._COMPLEX:
+        pass
     elif ct.category != _FLOAT:
         alpha = int(alpha)
     elif ct.itemsize == 2:  # alpha rounded to the dtype, the arithmetic in float32
@@ -217,7 +220,7 @@ def _floor_divide_bw(ctx, g):
 def floor_divide(input, other):
     """Division rounded toward negative infinity (python's ``//``)."""
     a, b, dev, ct = promote("floor_divide", input, other, ARITH)
-    if ct is D.bool:
+    if ct is D.bool or ct.category == D._COMPLEX:
         raise U.dtype_not_implemented("div_floor_cpu", ct)
     return dev, (a, b), operands(a, b)
 
@@ -290,19 +293,24 @@ fmin = binary("fmin", ARITH, _fmin_a, _fmin_b, decomposition=_fmin_decomp, doc="
 # -- pow ----------------------------------------------------------------------------------------
 
 def _pow_a(g, a, b):
-    if isinstance(b, (int, float)):
+    if isinstance(b, (int, float, complex)):
         return g * 0.0 if b == 0 else g * b * pow(a, b - 1)
     # x ** 0 is 1 everywhere: its gradient is 0, also at 0 (where 0 * 0 ** -1 would be NaN)
     return PW.where(CMP.eq(b, 0), 0.0, g * b * pow(a, b - 1))
 
 
 def _pow_b(g, a, b):
+    if isinstance(a, complex):
+        return g * pow(a, b) * (cmath.log(a) if a else math.nan)
     if isinstance(a, (int, float)):
         if a == 0:  # d/dy 0 ** y: 0 where y >= 0 (as PyTorch), else 0 ** y * log(0)
             return PW.where(CMP.ge(b, 0), 0.0, g * pow(a, b) * -math.inf)
         return g * pow(a, b) * (math.log(a) if a > 0 else math.nan)
     la = UN.log(a)
-    return g * pow(a, b) * PW.where(CMP.logical_and(CMP.eq(a, 0), CMP.ge(b, 0)), 0.0, la)
+    zero = CMP.eq(a, 0)
+    if not (isinstance(b, Tensor) and b._dtype.is_complex):
+        zero = CMP.logical_and(zero, CMP.ge(b, 0))
+    return g * pow(a, b) * PW.where(zero, 0.0, la)
 
 
 def _int_pow(a, b, dev, op):

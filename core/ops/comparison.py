@@ -13,6 +13,7 @@ from .. import _dtype as D
 from .._tensor import Tensor
 from . import _args as U
 from . import arithmetic as A
+from . import complexops as CX
 from . import copy as CP
 from . import creation as CR
 from . import pointwise as PW
@@ -140,13 +141,15 @@ def _bool_like(x, value):
 def isnan(input):
     """True where the value is NaN."""
     x = U.tensor_arg(input, "isnan")
-    return _bool_like(x, False) if x._dtype.category != _FLOAT else ne(x, x)
+    return _bool_like(x, False) if x._dtype.category < _FLOAT else ne(x, x)
 
 
 @composite("isinf", exact_dtype=True)
 def isinf(input):
     """True where the value is +inf or -inf."""
     x = U.tensor_arg(input, "isinf")
+    if x._dtype.category == D._COMPLEX:  # either part infinite
+        return isinf(CX.real(x)) | isinf(CX.imag(x))
     return _bool_like(x, False) if x._dtype.category != _FLOAT else eq(UN.abs(x), math.inf)
 
 
@@ -154,6 +157,8 @@ def isinf(input):
 def isposinf(input):
     """True where the value is +inf."""
     x = U.tensor_arg(input, "isposinf")
+    if x._dtype.category == D._COMPLEX:
+        raise RuntimeError("isposinf does not support complex inputs.")
     return eq(x, math.inf) if x._dtype.category == _FLOAT else _bool_like(x, False)
 
 
@@ -161,6 +166,8 @@ def isposinf(input):
 def isneginf(input):
     """True where the value is -inf."""
     x = U.tensor_arg(input, "isneginf")
+    if x._dtype.category == D._COMPLEX:
+        raise RuntimeError("isneginf does not support complex inputs.")
     return eq(x, -math.inf) if x._dtype.category == _FLOAT else _bool_like(x, False)
 
 
@@ -168,13 +175,17 @@ def isneginf(input):
 def isfinite(input):
     """True where the value is neither infinite nor NaN."""
     x = U.tensor_arg(input, "isfinite")
+    if x._dtype.category == D._COMPLEX:  # both parts finite
+        return isfinite(CX.real(x)) & isfinite(CX.imag(x))
     return _bool_like(x, True) if x._dtype.category != _FLOAT else eq(A.sub(x, x), 0.0)
 
 
 @composite("isreal", out=False)
 def isreal(input):
-    """True everywhere (ember has no complex dtypes yet)."""
-    return _bool_like(U.tensor_arg(input, "isreal"), True)
+    """Whether each element is real: True everywhere for a real tensor, where the imaginary part
+    is 0 for a complex one."""
+    x = U.tensor_arg(input, "isreal")
+    return eq(CX.imag(x), 0.0) if x._dtype.category == D._COMPLEX else _bool_like(x, True)
 
 
 def _signbit_decomp(x):

@@ -120,7 +120,11 @@ def scalar_for(value, dtype, op):
     :func:`~ember.ops._args.scalar_value`)."""
     cat = dtype.category
     if cat == D._FLOAT:
+        if isinstance(value, complex):
+            raise RuntimeError(f"{op}: complex value {value} cannot be converted to type {dtype.name} without overflow")
         return float(value)
+    if cat == D._COMPLEX:
+        return complex(value)
     if cat == D._INT:
         if isinstance(value, float):
             return U.float_to_int(value, dtype, op)
@@ -159,19 +163,21 @@ _TO_DEVICE = register_op("_to_device", decomposition=_to_device_decomp, saves=()
                          group="memory")
 
 
-def to_copy(x: Tensor, dtype, dev, non_blocking: bool = False) -> Tensor:
+def to_copy(x: Tensor, dtype, dev, non_blocking: bool = False, op: str = "to") -> Tensor:
     """A copy of ``x`` with ``dtype`` on canonical device ``dev`` (differentiable).
     ``non_blocking``: a copy between backends may return before it is done (cuda_cupy does so
-    from pinned host memory; the source must then stay untouched until the stream gets there)."""
-    dev._backend.check_dtype(dtype, "to")
+    from pinned host memory; the source must then stay untouched until the stream gets there).
+    ``op`` names the op in the error for a dtype the device's backend lacks."""
+    dev._backend.check_dtype(dtype, op)
     if dev._backend is x._device._backend:
         return dispatch(_TO_COPY, dev, (x, dtype, dev), (x,))
     return dispatch(_TO_DEVICE, x._device, (x, dtype, dev, bool(non_blocking)), (x,))
 
 
-def cast(t: Tensor, dtype) -> Tensor:
-    """``t`` converted to ``dtype`` on its device (differentiable; a copy)."""
-    return to_copy(t, dtype, t._device)
+def cast(t: Tensor, dtype, op: str = "to") -> Tensor:
+    """``t`` converted to ``dtype`` on its device (differentiable; a copy); ``op`` names the op
+    that promoted it in the error for a dtype the backend lacks (complex on opencl)."""
+    return to_copy(t, dtype, t._device, op=op)
 
 
 def _clone_decomp(x):

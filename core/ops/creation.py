@@ -185,7 +185,7 @@ def _infer_dtype(arr: np.ndarray, data):
     if k in "iu":
         return D.int64
     if k == "c":
-        raise TypeError("complex tensors are not supported yet")
+        return D.default_complex()
     return D.from_numpy_dtype(arr.dtype)
 
 

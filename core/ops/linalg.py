@@ -51,7 +51,7 @@ def _check_mm_dtypes(a, b, op):
         raise U.dtype_not_implemented("addmm_impl_cpu_", a._dtype, f"{op} of {U.desc(a)} and {U.desc(b)}")
 
 
-@defop("matmul", backward=_matmul_bw, saves=saves_other, group="linalg")
+@defop("matmul", backward=U.holomorphic(_matmul_bw), saves=saves_other, group="linalg")
 def matmul(input, other):
     """Matrix product with numpy's rules: 1-D operands are promoted, batch dims broadcast."""
     a = U.tensor_arg(input, "matmul")
@@ -146,7 +146,7 @@ ger = outer
 def _coef(v, dtype, op):
     """``alpha``/``beta`` converted to ``dtype``, as PyTorch converts them to the tensors' scalar
     type: a float is truncated for an integer dtype if the dtype holds it, else RuntimeError."""
-    if dtype.is_floating_point:
+    if dtype.category >= D._FLOAT:
         return v
     if dtype is D.bool:
         return bool(v)
@@ -205,7 +205,7 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1):
         if v.dim() != 1:
             raise RuntimeError(f"addr: Expected 1-D argument {name}, but got {v.dim()}-D")
     dt = D.result_type(input, vec1, vec2)
-    if not dt.is_floating_point:
+    if dt.category < D._FLOAT:
         for name, v in (("beta", beta), ("alpha", alpha)):
             if isinstance(v, float):
                 raise RuntimeError(f"addr: For integral input tensors, argument {name} must not be a floating point "

@@ -169,6 +169,8 @@ def clamp(input, min=None, max=None):
     x = U.tensor_arg(input, "clamp")
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if x._dtype.category == D._COMPLEX:
+        raise NotImplementedError(f"clamp is not supported for complex types ({U.desc(x)})")
     if isinstance(min, Tensor) or isinstance(max, Tensor):  # broadcast bounds: maximum/minimum promote
         inputs = tuple(t for t in (x, min, max) if isinstance(t, Tensor))
         return None, dispatch(_CLAMP_TENSOR, U.common_device("clamp", *inputs), (x, min, max), inputs), None
@@ -334,7 +336,7 @@ def logaddexp2(input, other):
 def sinc(input):
     """``sin(pi x) / (pi x)``, 1 at 0."""
     x = U.tensor_arg(input, "sinc")
-    if x._dtype.category != _FLOAT:
+    if x._dtype.category < _FLOAT:
         x = x.to(D.get_default_dtype())
     dt = x._dtype
     x = U.opmath(x)

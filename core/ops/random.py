@@ -17,6 +17,7 @@ from .._tensor import Tensor
 from . import _args as U
 from . import arithmetic as A
 from . import comparison as CMP
+from . import complexops as CX
 from . import creation as CR
 from . import indexing as IX
 from . import pointwise as PW
@@ -211,8 +212,9 @@ def rand(*sizes, size=None, generator=None, dtype=None, device=None, requires_gr
          pin_memory=False) -> Tensor:
     """Samples from U[0, 1)."""
     t = CR._allocate(CR._shape_args(sizes, "rand", size), dtype, device, "rand")
-    _check_float(t, "rand")
-    t._device._kernels["uniform_"](t, 0.0, 1.0, _gen_for(t, generator))
+    parts = _parts(t)  # complex: the real and imaginary parts each U[0, 1), as PyTorch
+    _check_float(parts, "rand")
+    t._device._kernels["uniform_"](parts, 0.0, 1.0, _gen_for(t, generator))
     return CR._finish(t, requires_grad, out)
 
 
@@ -221,9 +223,15 @@ def randn(*sizes, size=None, generator=None, dtype=None, device=None, requires_g
           pin_memory=False) -> Tensor:
     """Samples from N(0, 1)."""
     t = CR._allocate(CR._shape_args(sizes, "randn", size), dtype, device, "randn")
-    _check_float(t, "randn")
-    t._device._kernels["normal_"](t, 0.0, 1.0, _gen_for(t, generator))
+    parts = _parts(t)  # complex: the real and imaginary parts each N(0, 1/2), as PyTorch (E|z|^2 = 1)
+    _check_float(parts, "randn")
+    t._device._kernels["normal_"](parts, 0.0, 1.0 if parts is t else math.sqrt(0.5), _gen_for(t, generator))
     return CR._finish(t, requires_grad, out)
+
+
+def _parts(t):
+    """A new complex tensor's real and imaginary parts as one real view; other tensors themselves."""
+    return CX.view_as_real(t) if t._dtype.category == D._COMPLEX else t
 
 
 def _uniform_float(shape, device, generator, span: float):

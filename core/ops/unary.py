@@ -16,14 +16,15 @@ from .._tensor import Tensor
 from . import _args as U
 from . import arithmetic as A
 from . import comparison as CMP
+from . import complexops as CX
 from . import copy as CP
 from . import nn as NN
 from . import pointwise as PW
 from .declare import composite, defop
 from .registry import ALL
 
-__all__ = ["neg", "neg_", "negative", "negative_", "abs", "abs_", "absolute", "absolute_", "sign", "sign_", "sgn",
-           "sgn_", "exp", "exp_", "log", "log_", "sin", "sin_", "cos", "cos_", "tanh", "tanh_", "sqrt", "sqrt_",
+__all__ = ["neg", "neg_", "negative", "negative_", "abs", "abs_", "absolute", "absolute_", "sign", "sign_", "exp",
+           "exp_", "log", "log_", "sin", "sin_", "cos", "cos_", "tanh", "tanh_", "sqrt", "sqrt_",
            "erf", "erf_", "floor", "floor_", "ceil", "ceil_", "round", "round_", "trunc", "trunc_", "fix", "fix_",
            "exp2", "exp2_", "expm1", "expm1_", "log2", "log2_", "log10", "log10_", "log1p", "log1p_", "rsqrt",
            "rsqrt_", "tan", "tan_", "asin", "asin_", "acos", "acos_", "atan", "atan_", "sinh", "sinh_", "cosh",
@@ -34,6 +35,7 @@ __all__ = ["neg", "neg_", "negative", "negative_", "abs", "abs_", "absolute", "a
            "rad2deg_", "positive"]
 
 _FLOAT = D._FLOAT
+_COMPLEX = D._COMPLEX
 LN2, LN10 = math.log(2.0), math.log(10.0)
 
 # kinds of unary ops: the result keeps the dtype / floats only (ints compute in the default
@@ -41,6 +43,7 @@ LN2, LN10 = math.log(2.0), math.log(10.0)
 SAME, FLOAT, ROUNDING = range(3)
 
 _NO_BOOL = frozenset({D.bool})
+_REAL_ONLY = frozenset({"erf", "erfc", "erfinv", "logit"})  # refused for complex inputs, as PyTorch
 _NO_INT = frozenset({D.bool, D.uint8, D.int8, D.int16, D.int32, D.int64})
 
 
@@ -53,6 +56,10 @@ def unary_meta(name: str, kind: int, refuse=frozenset()):
         if refuse and dt in refuse:
             raise U.dtype_not_implemented(f"{name}_cpu", dt)
         if dt.category != _FLOAT:
+            if dt.category == _COMPLEX:
+                if kind == ROUNDING or name in _REAL_ONLY:
+                    raise U.dtype_not_implemented(f"{name}_cpu", dt)
+                return x._device, (x,), (x,)
             if kind == FLOAT:
                 x = CP.cast(x, D.get_default_dtype())
             elif kind == ROUNDING:
@@ -65,6 +72,8 @@ def unary_meta(name: str, kind: int, refuse=frozenset()):
 def unary(name: str, kind: int, backward=None, *, saves=ALL, save_output=False, decomposition=None, doc: str = "",
           refuse=frozenset(), meta=None):
     """Declare a unary op ``f(input, *, out=None)`` and its in-place form ``f_(self)``."""
+    if backward is not None:
+        backward = U.holomorphic(backward)
     return defop(name, meta or unary_meta(name, kind, refuse), backward=backward, saves=saves,
                  save_output=save_output, decomposition=decomposition, differentiable=backward is not None,
                  result="elementwise", inplace=True, group="unary", doc=doc)
@@ -90,13 +99,31 @@ def _neg_meta(input):
 
 neg = unary("neg", SAME, lambda ctx, g: (-g,), saves=(), meta=_neg_meta,
             doc="``-input`` (refused for bool: use ``~`` or ``logical_not``)")
-abs = unary("abs", SAME, lambda ctx, g: (g * sign(_x(ctx)),), doc="absolute value", refuse=_NO_BOOL)
+
+
+def _abs_meta(input):
+    x = U.tensor_arg(input, "abs")
+    if x._dtype is D.bool:
+        raise U.dtype_not_implemented("abs_cpu", x._dtype)
+    return x._device, (x,), (x,)
+
+
+def _abs_bw(ctx, g):
+    x = _x(ctx)
+    return (g * (CX.sgn(x) if x._dtype.category == _COMPLEX else sign(x)),)
+
+
+abs = unary("abs", SAME, _abs_bw, doc="absolute value (of a complex tensor: its modulus, a real tensor)",
+            meta=_abs_meta)
 
 
 def _sign_meta(input):
     x = U.tensor_arg(input, "sign")
     if x._dtype is D.bool:
         return None, CP.clone(x), None
+    if x._dtype.category == _COMPLEX:
+        raise NotImplementedError("Unlike NumPy, torch.sign is not intended to support complex numbers. Please use "
+                                  "torch.sgn instead.")
     return x._device, (x,), (x,)
 
 
@@ -138,7 +165,6 @@ sin_, cos_, tanh_, sqrt_, erf_ = sin.inplace, cos.inplace, tanh.inplace, sqrt.in
 floor_, ceil_, round_, trunc_ = floor.inplace, ceil.inplace, round.inplace, trunc.inplace
 negative, negative_ = neg, neg_
 absolute, absolute_ = abs, abs_
-sgn, sgn_ = sign, sign_
 fix, fix_ = trunc, trunc_
 
 # -- decomposed -------------------------------------------------------------------------------
@@ -162,6 +188,13 @@ tan = _float_unary("tan", lambda x: A.div(sin(x), cos(x)), lambda ctx, g: (g * (
                    save_output=True, doc="tangent")
 
 
+def _acosh_bw(ctx, g):
+    x = _x(ctx)
+    if x._dtype.category == _COMPLEX:  # the principal branch's derivative (z * z - 1 loses the sign for Re z < 0)
+        return (g / (sqrt(x - 1) * sqrt(x + 1)),)
+    return (g / sqrt(x * x - 1),)
+
+
 def _asin(x):
     return PW.atan2(x, sqrt(A.sub(1.0, A.mul(x, x))))
 
@@ -181,7 +214,7 @@ cosh = _float_unary("cosh", lambda x: A.mul(A.add(exp(x), exp(neg(x))), 0.5), la
 asinh = _float_unary("asinh", lambda x: A.mul(sign(x), log(A.add(abs(x), sqrt(A.add(A.mul(x, x), 1.0))))),
                      lambda ctx, g: (g / sqrt(_x(ctx) * _x(ctx) + 1),), doc="inverse hyperbolic sine")
 acosh = _float_unary("acosh", lambda x: log(A.add(x, sqrt(A.sub(A.mul(x, x), 1.0)))),
-                     lambda ctx, g: (g / sqrt(_x(ctx) * _x(ctx) - 1),), doc="inverse hyperbolic cosine")
+                     _acosh_bw, doc="inverse hyperbolic cosine")
 atanh = _float_unary("atanh", lambda x: A.mul(log(A.div(A.add(x, 1.0), A.sub(1.0, x))), 0.5),
                      lambda ctx, g: (g / (1 - _x(ctx) * _x(ctx)),), doc="inverse hyperbolic tangent")
 sigmoid = _float_unary("sigmoid", lambda x: A.div(1.0, A.add(exp(neg(x)), 1.0)),
@@ -237,6 +270,8 @@ def _relu_meta(input):
     x = U.tensor_arg(input, "relu")
     if x._dtype is D.bool:
         raise RuntimeError(f"relu: Boolean inputs not supported for relu ({U.desc(x)})")
+    if x._dtype.category == _COMPLEX:
+        raise NotImplementedError(f"relu: clamp is not supported for complex types ({U.desc(x)})")
     return x._device, (x,), (x,)
 
 
@@ -260,6 +295,8 @@ arcsin_, arccos_, arctan_, arcsinh_, arccosh_, arctanh_ = asin_, acos_, atan_, a
 
 def _float(x, op: str):
     x = U.tensor_arg(x, op)
+    if x._dtype.category == _COMPLEX:
+        raise RuntimeError(f"{op} is not supported for complex tensors.")
     return x if x._dtype.category == _FLOAT else CP.cast(x, D.get_default_dtype())
 
 

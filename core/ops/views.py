@@ -14,6 +14,7 @@ from .._tensor import Tensor, _alias, _wrap_dim
 from .._graph import scatter_to_geometry
 from ..backend import contiguous_strides
 from . import _args as U
+from . import complexops as CX
 from . import copy as CP
 from . import creation as CR
 from . import writes as W
@@ -292,13 +293,14 @@ t_ = t.inplace
 
 @composite("adjoint", out=False)
 def adjoint(input):
-    """The last two dims swapped (a view; ember has no complex dtypes to conjugate)."""
+    """The last two dims swapped, conjugated (a view for real tensors; a new tensor for complex
+    ones, as ember conjugates eagerly)."""
     if input.dim() == 0:
         warnings.warn("adjoint() is deprecated on 0-D tensors. Consider using x.conj().", UserWarning, stacklevel=3)
         return alias(input)
     if input.dim() == 1:
         raise RuntimeError("tensor.adjoint() is only supported on matrices or batches of matrices. Got 1-D tensor.")
-    return transpose(input, -2, -1)
+    return CX.conj(transpose(input, -2, -1))
 
 
 @composite("movedim", out=False)

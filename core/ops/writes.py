@@ -177,6 +177,11 @@ def write_direct(op, target: Tensor, dev, args: tuple, inputs: tuple, self_index
                     break
         if tracked:
             check_inplace(target, op.name)
+            if target._base is not None and target._dtype is not target._base._dtype:
+                raise RuntimeError(
+                    f"{op.name}: ember does not record an in-place op on a view with another dtype than its base "
+                    f"(the real/imag parts of a {target._base._dtype.name} tensor) under autograd; compute the "
+                    "new parts out of place and build the tensor with ember.complex(real, imag)")
             return _write_recorded(op, target, dev, args, inputs, self_index)
     check_overlap(target, op.name)
     if op.name in dev._backend.out_kernels:

@@ -58,32 +58,53 @@ def schedule(*, wait: int, warmup: int, active: int, repeat: int = 0, skip_first
     skip ``skip_first`` steps, then cycles of ``wait`` idle, ``warmup`` warming and ``active``
     recording steps (the last one ``RECORD_AND_SAVE``), ``repeat`` times (0: for ever);
     ``skip_first_wait`` skips the first cycle's wait."""
-
-    def schedule_fn(step: int) -> ProfilerAction:
-        if step < 0:
-            raise AssertionError(f"Step must be non-negative. Got {step}.")
-        if step < skip_first:
-            return ProfilerAction.NONE
-        step -= skip_first
-        if skip_first_wait != 0:
-            step += wait
-        num_steps = wait + warmup + active
-        if repeat > 0 and step / num_steps >= repeat:
-            return ProfilerAction.NONE
-        mod_step = step % num_steps
-        if mod_step < wait:
-            return ProfilerAction.NONE
-        if mod_step < wait + warmup:
-            return ProfilerAction.WARMUP
-        return ProfilerAction.RECORD if mod_step < num_steps - 1 else ProfilerAction.RECORD_AND_SAVE
-
     if wait < 0 or warmup < 0 or active <= 0 or repeat < 0 or skip_first < 0:
         raise AssertionError(
             f"Invalid profiler schedule arguments. Got wait={wait} (need >= 0), warmup={warmup} (need >= 0), "
             f"active={active} (need > 0), repeat={repeat} (need >= 0), skip_first={skip_first} (need >= 0).")
     if warmup == 0:
         warnings.warn("Profiler won't be using warmup, this can skew profiler results", stacklevel=2)
-    return schedule_fn
+    cycle = wait + warmup + active
+    shift = wait if skip_first_wait else 0  # the first cycle starts as if its wait were over
+
+    def action_at(step: int) -> ProfilerAction:
+        if step < 0:
+            raise AssertionError(f"Step must be non-negative. Got {step}.")
+        k = step - skip_first
+        if k < 0:
+            return ProfilerAction.NONE
+        done, pos = divmod(k + shift, cycle)
+        if repeat and done >= repeat:
+            return ProfilerAction.NONE
+        if pos < wait:
+            return ProfilerAction.NONE
+        if pos < wait + warmup:
+            return ProfilerAction.WARMUP
+        return ProfilerAction.RECORD_AND_SAVE if pos == cycle - 1 else ProfilerAction.RECORD
+
+    return action_at
+
+
+def _schedule_work(prev, cur) -> list:
+    """What the profiler does when the schedule's action goes from ``prev`` to ``cur`` (``cur``
+    None: the profile ends), as names of its steps: ``prepare`` (start collecting), ``start``
+    and ``stop`` (the recorded range), ``ready`` (hand the trace to ``on_trace_ready``), ``warn``
+    (a schedule that leaves a warm-up or a recording early)."""
+    A = ProfilerAction
+    recording = (A.RECORD, A.RECORD_AND_SAVE)
+    if prev is A.RECORD_AND_SAVE:  # the cycle is over: its trace goes out, then on as from idle
+        return ["stop", "ready"] + _schedule_work(A.NONE, cur)
+    if prev is A.NONE:
+        return ["prepare"] if cur is A.WARMUP else ["prepare", "start"] if cur in recording else []
+    if prev is A.WARMUP:
+        if cur is A.WARMUP:
+            return []
+        if cur in recording:
+            return ["start"]
+        return (["warn"] if cur is A.NONE else []) + ["start", "stop"]  # warm-up cut short
+    if cur in recording:  # prev is RECORD
+        return []
+    return ["stop", "ready"] if cur is None else ["warn", "stop"]
 
 
 def _default_schedule(_: int) -> ProfilerAction:
@@ -95,22 +116,16 @@ def tensorboard_trace_handler(dir_name: str, worker_name: str | None = None, use
     """An ``on_trace_ready`` that writes each cycle's Chrome trace into ``dir_name`` as
     ``{worker_name}.{time_ns}.pt.trace.json[.gz]`` (worker: ``hostname_pid``)."""
 
-    def handler_fn(prof) -> None:
-        nonlocal worker_name
+    def write_trace(prof) -> None:
         try:
             os.makedirs(dir_name, exist_ok=True)
-        except Exception as e:
+        except OSError as e:
             raise RuntimeError("Can't create directory: " + dir_name) from e
-        if not worker_name:
-            worker_name = f"{socket.gethostname()}_{os.getpid()}"
-        path = os.path.join(dir_name, f"{worker_name}.{time.time_ns()}.pt.trace.json")
-        prof.export_chrome_trace(path)
-        if use_gzip:
-            with open(path, "rb") as src, gzip.open(path + ".gz", "wb") as dst:
-                shutil.copyfileobj(src, dst)
-            os.remove(path)
+        who = worker_name or f"{socket.gethostname()}_{os.getpid()}"
+        target = os.path.join(dir_name, f"{who}.{time.time_ns()}.pt.trace.json")
+        prof.export_chrome_trace(target + ".gz" if use_gzip else target)  # export_chrome_trace gzips a .gz path
 
-    return handler_fn
+    return write_trace
 
 
 class record_function:
@@ -247,26 +262,7 @@ class profile(_KinetoProfile):
         if self.current_action == ProfilerAction.DEVICE_STOPPED:
             raise ValueError("ProfilerAction.DEVICE_STOPPED is set internally by the profiler and must not be "
                              "returned by a user-provided schedule")
-        self.step_rec_fn = None
-        A = ProfilerAction
-        prep, start, stop, ready = self.prepare_trace, self.start_trace, self.stop_trace, self._trace_ready
-        self.action_map = {
-            (A.NONE, A.NONE): [], (A.NONE, A.WARMUP): [prep], (A.NONE, A.RECORD): [prep, start],
-            (A.NONE, A.RECORD_AND_SAVE): [prep, start],
-            (A.WARMUP, A.NONE): [functools.partial(warnings.warn, "Incorrect schedule: WARMUP followed by NONE"),
-                                 start, stop],
-            (A.WARMUP, A.WARMUP): [], (A.WARMUP, A.RECORD): [start], (A.WARMUP, A.RECORD_AND_SAVE): [start],
-            (A.RECORD, A.NONE): [functools.partial(warnings.warn, "Incorrect schedule: RECORD followed by NONE"),
-                                 stop],
-            (A.RECORD, A.WARMUP): [functools.partial(warnings.warn, "Incorrect schedule: RECORD followed by WARMUP"),
-                                   stop],
-            (A.RECORD, A.RECORD): [], (A.RECORD, A.RECORD_AND_SAVE): [],
-            (A.RECORD_AND_SAVE, A.NONE): [stop, ready], (A.RECORD_AND_SAVE, A.WARMUP): [stop, ready, prep],
-            (A.RECORD_AND_SAVE, A.RECORD): [stop, ready, prep, start],
-            (A.RECORD_AND_SAVE, A.RECORD_AND_SAVE): [stop, ready, prep, start],
-            (A.WARMUP, None): [start, stop], (A.RECORD, None): [stop, ready],
-            (A.RECORD_AND_SAVE, None): [stop, ready],
-        }
+        self._step_range = None
 
     def __enter__(self):
         self.start()
@@ -277,38 +273,43 @@ class profile(_KinetoProfile):
         return False
 
     def start(self) -> None:
-        self._transit_action(ProfilerAction.NONE, self.current_action)
-        if self.record_steps:
-            self.step_rec_fn = record_function("ProfilerStep#" + str(self.step_num))
-            self.step_rec_fn.__enter__()
+        self._follow_schedule(ProfilerAction.NONE, self.current_action)
+        self._open_step_range()
 
     def stop(self) -> None:
-        if self.record_steps and self.step_rec_fn:
-            self.step_rec_fn.__exit__(None, None, None)
-            self.step_rec_fn = None
-        self._transit_action(self.current_action, None)
+        self._close_step_range()
+        self._follow_schedule(self.current_action, None)
 
     def step(self) -> None:
         """Signal that the next step starts (moves through the schedule's actions)."""
-        if self.record_steps and self.step_rec_fn:
-            self.step_rec_fn.__exit__(None, None, None)
-            self.step_rec_fn = None
-        prev_action = self.current_action
-        action = self.schedule(self.step_num + 1)
-        if action == ProfilerAction.DEVICE_STOPPED:
+        self._close_step_range()
+        following = self.schedule(self.step_num + 1)
+        if following == ProfilerAction.DEVICE_STOPPED:
             raise ValueError("ProfilerAction.DEVICE_STOPPED is set internally by the profiler and must not be "
                              "returned by a user-provided schedule")
+        previous, self.current_action = self.current_action, following
         self.step_num += 1
-        self.current_action = action
-        self._transit_action(prev_action, self.current_action)
-        if self.record_steps:
-            self.step_rec_fn = record_function("ProfilerStep#" + str(self.step_num))
-            self.step_rec_fn.__enter__()
+        self._follow_schedule(previous, following)
+        self._open_step_range()
+
+    def _open_step_range(self) -> None:
+        if self.record_steps:  # each step of a schedule is a ProfilerStep#N range
+            self._step_range = record_function(f"ProfilerStep#{self.step_num}")
+            self._step_range.__enter__()
+
+    def _close_step_range(self) -> None:
+        rng, self._step_range = self._step_range, None
+        if rng is not None:
+            rng.__exit__(None, None, None)
 
     def _trace_ready(self) -> None:
         if self.on_trace_ready:
             self.on_trace_ready(self)
 
-    def _transit_action(self, prev_action, current_action) -> None:
-        for action in self.action_map.get((prev_action, current_action), ()):
-            action()
+    def _follow_schedule(self, prev, cur) -> None:
+        for work in _schedule_work(prev, cur):
+            if work == "warn":
+                warnings.warn(f"Incorrect schedule: {prev.name} followed by {cur.name}", stacklevel=3)
+            else:
+                {"prepare": self.prepare_trace, "start": self.start_trace, "stop": self.stop_trace,
+                 "ready": self._trace_ready}[work]()

@@ -70,7 +70,8 @@ def _user_safe_by_name() -> dict:
 _TORCH_STORAGE = {
     D.float32: "FloatStorage", D.float64: "DoubleStorage", D.float16: "HalfStorage", D.bfloat16: "BFloat16Storage",
     D.int64: "LongStorage", D.int32: "IntStorage", D.int16: "ShortStorage", D.int8: "CharStorage",
-    D.uint8: "ByteStorage", D.bool: "BoolStorage",
+    D.uint8: "ByteStorage", D.bool: "BoolStorage", D.complex64: "ComplexFloatStorage",
+    D.complex128: "ComplexDoubleStorage",
 }
 
 
@@ -89,11 +90,11 @@ class _StorageType:
 _STORAGE_TYPES = {name: _StorageType(dt, name) for dt, name in _TORCH_STORAGE.items()}
 _STORAGE_TYPES["UntypedStorage"] = _StorageType(D.uint8, "UntypedStorage")
 _TORCH_DTYPE_ALIASES = {"float": D.float32, "double": D.float64, "half": D.float16, "long": D.int64,
-                        "int": D.int32, "short": D.int16}
+                        "int": D.int32, "short": D.int16, "cfloat": D.complex64, "cdouble": D.complex128}
 
 
 _TORCH_UNSUPPORTED_DTYPES = {
-    "complex32", "complex64", "complex128", "cfloat", "cdouble", "chalf", "uint16", "uint32", "uint64",
+    "complex32", "chalf", "uint16", "uint32", "uint64",
     "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "float8_e8m0fnu", "float4_e2m1fn_x2",
     "qint8", "quint8", "qint32", "quint4x2", "quint2x4", "bits1x8", "bits2x4", "bits4x2", "bits8", "bits16",
 }

@@ -109,7 +109,7 @@ def _build(storage, dtype, offset, size, stride, requires_grad) -> Tensor:
     offset, size, stride = _check_geometry(storage, dtype, offset, size, stride)
     t = _make(storage, size, stride, offset, dtype, storage._device)
     if requires_grad:
-        if dtype.category != D._FLOAT:
+        if dtype.category < D._FLOAT:
             raise _BadFile(f"a {dtype} tensor is marked requires_grad (only floating point tensors can be)")
         t._requires_grad = True
     return t
@@ -180,7 +180,7 @@ def _make_parameter(data, requires_grad, state=None) -> Tensor:
     if not isinstance(data, Tensor):
         raise _BadFile(f"a Parameter's data is {type(data).__name__}, not a tensor")
     requires_grad = bool(requires_grad)
-    if requires_grad and data._dtype.category != D._FLOAT:
+    if requires_grad and data._dtype.category < D._FLOAT:
         raise _BadFile(f"a {data._dtype} Parameter is marked requires_grad")
     param = _parameter_class()
     if param is not None:

@@ -66,6 +66,10 @@ def random_array(shape, dtype, *, low=None, high=None, seed=0, exclude_zero=Fals
         return a
     lo = -3.0 if low is None else float(low)
     hi = 3.0 if high is None else float(high)
+    if dtype.category == D._COMPLEX:  # real and imaginary parts each in [low, high)
+        part = D.to_real(dtype)
+        kw = dict(low=low, high=high, exclude_zero=exclude_zero, special=special)
+        return random_array(shape, part, seed=seed, **kw) + 1j * random_array(shape, part, seed=seed + 7919, **kw)
     a = rng.uniform(lo, hi, size=shape)
     if exclude_zero:
         a[np.abs(a) < 1e-2] = 0.5
@@ -133,6 +137,8 @@ def to_numpy64(t) -> np.ndarray:
     a = t.detach().numpy(force=True)
     if a.dtype.kind == "f" or a.dtype.name == "bfloat16":
         return a.astype(np.float64)
+    if a.dtype.kind == "c":
+        return a.astype(np.complex128)
     return a
 
 
@@ -287,7 +293,8 @@ def assert_close(actual, expected, *, rtol=None, atol=None, equal_nan=True, msg=
         return
     rtol = 1e-5 if rtol is None else rtol
     atol = 1e-8 if atol is None else atol
-    ok = np.isclose(a.astype(np.float64), e.astype(np.float64), rtol=rtol, atol=atol, equal_nan=equal_nan)
+    wide = np.complex128 if a.dtype.kind == "c" or e.dtype.kind == "c" else np.float64
+    ok = np.isclose(a.astype(wide), e.astype(wide), rtol=rtol, atol=atol, equal_nan=equal_nan)
     if not ok.all():
         idx = np.argwhere(~ok)[:5]
         detail = ", ".join(f"{tuple(i)}: {a[tuple(i)]!r} vs {e[tuple(i)]!r}" for i in idx)
@@ -317,10 +324,10 @@ def reference_inputs(specs, dtype, device, layout="contiguous", seed=0, requires
         else:
             arr = random_array(shape, dt, low=spec.get("low"), high=spec.get("high"), seed=seed + i,
                                exclude_zero=spec.get("exclude_zero", False), special=spec.get("special", False))
-        t = to_device_with_layout(arr, dt, device, lay, requires_grad and dt.category == D._FLOAT)
+        t = to_device_with_layout(arr, dt, device, lay, requires_grad and dt.category >= D._FLOAT)
         tensors.append(t)
         # the reference sees the values as stored in the dtype under test
-        hosts.append(to_numpy64(t) if dt.category == D._FLOAT else np.asarray(arr))
+        hosts.append(to_numpy64(t) if dt.category >= D._FLOAT else np.asarray(arr))
     return tensors, hosts
 
 

@@ -3,7 +3,8 @@ backend (:mod:`ember_cpu_numpy.backend`) and its kernel library (:mod:`ember_cpu
 are imported when the cpu device is first used."""
 import ember
 
-ALL_DTYPES = ("bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64")
+ALL_DTYPES = ("bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64",
+             "complex64", "complex128")
 
 
 @ember.hookimpl

@@ -3,7 +3,8 @@ kernels live in :mod:`ember_cuda_cupy.backend`, imported (with cupy) when a cuda
 used, so ``import ember`` and ``ember plugins`` work without cupy, a driver or a GPU."""
 import ember
 
-DTYPES = ("bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64")
+DTYPES = ("bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64",
+             "complex64", "complex128")
 
 
 @ember.hookimpl

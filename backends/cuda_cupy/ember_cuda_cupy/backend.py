@@ -24,7 +24,7 @@ class CupyBackend(Backend):
     plugin_api_version = 1
     dtypes = frozenset(d.name for d in D.ALL_DTYPES)
     tolerances = {"float16": (1e-2, 1e-2), "bfloat16": (4e-2, 4e-2), "float32": (1e-4, 1e-5),
-                  "float64": (1e-7, 1e-9)}
+                  "float64": (1e-7, 1e-9), "complex64": (1e-4, 1e-5), "complex128": (1e-7, 1e-9)}
     supports_pinning = True
 
     def __init__(self) -> None:

@@ -8,6 +8,7 @@ from ember.testing.suite.test_04b_hypothesis import *  # noqa: F401,F403
 from ember.testing.suite.test_04c_bounds import *  # noqa: F401,F403
 from ember.testing.suite.test_04d_inplace import *  # noqa: F401,F403
 from ember.testing.suite.test_04e_semantics import *  # noqa: F401,F403
+from ember.testing.suite.test_04f_complex import *  # noqa: F401,F403
 from ember.testing.suite.test_05_autograd import *  # noqa: F401,F403
 from ember.testing.suite.test_06_nn import *  # noqa: F401,F403
 from ember.testing.suite.test_06b_nn_sequence import *  # noqa: F401,F403

@@ -43,6 +43,7 @@ def _sort_bw(ctx, g):
 def sort(input, dim: int = -1, descending: bool = False, stable: bool = False):
     """(values, indices) sorted along ``dim``; NaN sorts last (first when descending)."""
     x = input
+    U.refuse_complex(x, "sort")
     if isinstance(dim, bool):
         dim, descending = -1, dim
     nd = x.dim()
@@ -72,6 +73,7 @@ def msort(input):
 def topk(input, k: int, dim: int = -1, largest: bool = True, sorted: bool = True):
     """The ``k`` largest (or smallest) elements along ``dim`` and their indices."""
     x = input
+    U.refuse_complex(x, "topk")
     d = _wrap_dim(dim, x.dim(), "topk") if x.dim() else 0
     n = x._shape[d] if x.dim() else 1
     if k < 0 or k > n:

@@ -117,7 +117,7 @@ def mean(input, dim=None, keepdim: bool = False, *, dtype=None):
     x, dims = reduce_args(input, dim, "mean")
     if dtype is not None and D.to_dtype(dtype) is not x._dtype:
         x = CP.cast(x, D.to_dtype(dtype))
-    if x._dtype.category != _FLOAT:
+    if x._dtype.category < _FLOAT:
         raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a floating point or "
                            f"complex dtype. Got: {U.type_name(x._dtype)}")
     return x._device, (x, dims, bool(keepdim)), (x,)
@@ -166,7 +166,7 @@ def _prod_bw(ctx, g):
     left = _exclusive_cumprod(flat, ones)
     right = SH.flip(_exclusive_cumprod(SH.flip(flat, (-1,)), ones), (-1,))
     others = (left * right).reshape(xp._shape).permute(U.inverse_permutation(perm))
-    return (gx * others,)
+    return (gx * U.cj(others),)
 
 
 def _exclusive_cumprod(flat, ones):
@@ -216,6 +216,7 @@ def _extreme_plan(input, dim, keepdim, name):
         _check_nonempty(x, [_wrap_dim(d, x.dim(), name) for d in dim], name)
     dims = U.dims_arg(None if _no_dim(dim) else dim, len(x._shape), name)
     _check_nonempty(x, dims, name, not _no_dim(dim))
+    U.refuse_complex(x, name)
     return x._device, (x, dims, bool(keepdim)), (x,)
 
 
@@ -252,6 +253,8 @@ def _index_plan(op, input, dim, keepdim, name):
     x = U.tensor_arg(input, name)
     if x._dtype is D.bool:
         raise RuntimeError(f"{name}(): does not support bool input")
+    if x._dtype.category == D._COMPLEX:
+        raise RuntimeError(f"{name}(): does not support complex input")
     if dim is None:
         if x.numel() == 0:
             raise IndexError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")
@@ -317,10 +320,12 @@ def _extreme(input, dim, keepdim, other, name, full, op, rt):
 
 def _extreme_dim(x, dim, keepdim, name, op, rt):
     d = _wrap_dim(dim, x.dim(), name)
+    if x.dim() and x._shape[d] == 0:
+        raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+    if x._dtype.category == D._COMPLEX:
+        raise RuntimeError(f"{name}(): does not support complex input")
     if x.dim() == 0:
         return rt(x.clone(), CR.zeros((), dtype=D.int64, device=x._device))
-    if x._shape[d] == 0:
-        raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
     if x._dtype is D.bool:
         v, i = _extreme_dim(x.to(D.uint8), d, keepdim, name, op, rt)
         return rt(v.to(D.bool), i)

@@ -12,7 +12,9 @@ from ... import _dtype as D
 from ... import return_types as RT
 from ..._tensor import _wrap_dim
 from .. import _args as U
+from .. import arithmetic as A
 from .. import comparison as CMP
+from .. import complexops as CX
 from .. import creation as CR
 from .. import indexing as IX
 from .. import pointwise as PW
@@ -74,6 +76,10 @@ def _spread_plan(input, dim, unbiased, keepdim, correction, name):
     x = U.tensor_arg(input, name)
     if isinstance(dim, bool):  # var(x, unbiased)
         unbiased, dim = dim, None
+    if x._dtype.category == D._COMPLEX:  # a real result: the spread of the real and imaginary parts together
+        v = A.add(var(CX.real(x), dim, unbiased, keepdim, correction=correction),
+                  var(CX.imag(x), dim, unbiased, keepdim, correction=correction))
+        return None, (v if name == "var" else UN.sqrt(v)), None
     if x._dtype.category != _FLOAT:
         raise RuntimeError(f"{name}(): could not infer output dtype. Input dtype must be either a floating point or "
                            f"complex dtype. Got: {U.type_name(x._dtype)}")

@@ -11,6 +11,7 @@ from ember.testing.suite.optable_math import MATH_CASES
 from ember.testing.suite.optable_numerics import NUMERICS_CASES
 from ember.testing.suite.optable_reduce import REDUCE_CASES
 from ember.testing.suite.optable_shape import SHAPE_CASES
+from ember.testing.suite.optable_special import SPECIAL_CASES
 
 
 @pytest.mark.parametrize("case", COMPOSITE_CASES, ids=[c.name for c in COMPOSITE_CASES])
@@ -45,4 +46,9 @@ def test_shape_and_indexing(device, case):
 
 @pytest.mark.parametrize("case", NUMERICS_CASES, ids=[c.name for c in NUMERICS_CASES])
 def test_numerics(device, case):
+    case.run(device)
+
+
+@pytest.mark.parametrize("case", SPECIAL_CASES, ids=[c.name for c in SPECIAL_CASES])
+def test_special(device, case):
     case.run(device)

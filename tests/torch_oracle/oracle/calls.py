@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .tensors import FLOATS, T, _fmt
+from .tensors import FLOATS, GRAD_DTYPES, T, _fmt
 
 __all__ = ["Call", "D", "Outcome", "run", "repro", "tensors_of", "weights_for"]
 
@@ -81,7 +81,7 @@ def _build(lib, obj, grad, leaves):
 
 def _float_outputs(lib, out):
     if isinstance(out, lib.Tensor):
-        return [out] if out.dtype.is_floating_point and out.requires_grad else []
+        return [out] if (out.dtype.is_floating_point or out.dtype.is_complex) and out.requires_grad else []
     if isinstance(out, (list, tuple)):
         return [t for o in out for t in _float_outputs(lib, o)]
     return []
@@ -109,7 +109,12 @@ def run(lib, call, grad=False):
         loss = None
         for k, o in enumerate(outs):
             w = lib.tensor(weights_for(tuple(o.shape), k).ravel().tolist(), dtype=lib.float64).reshape(tuple(o.shape))
-            term = (o * w.to(o.dtype)).sum()
+            if o.dtype.is_complex:  # a real loss: weighted real and imaginary parts
+                w2 = lib.tensor(weights_for(tuple(o.shape), k + 100).ravel().tolist(), dtype=lib.float64)
+                w2 = w2.reshape(tuple(o.shape)).to(o.real.dtype)
+                term = (o.real * w.to(o.real.dtype)).sum() + (o.imag * w2).sum()
+            else:
+                term = (o * w.to(o.dtype)).sum()
             loss = term if loss is None else loss + term
         loss.backward()
         grads = [None if leaf is None else leaf.grad for leaf in leaves]
@@ -141,7 +146,7 @@ def repro(call, grad=False):
              "for lib in (torch, ember):"]
     names = {}
     for i, t in enumerate(tensors_of(list(call.args) + [call.kwargs])):
-        src, step = t.source("lib", grad and t.dtype == "float64")
+        src, step = t.source("lib", grad and t.dtype in GRAD_DTYPES)
         lines.append(f"    b{i} = {src}")
         lines.append(f"    x{i} = b{i}{step}")
         names[id(t)] = f"x{i}"
@@ -162,7 +167,7 @@ def repro(call, grad=False):
                   " for o, w in zip(outs, ws)).backward()",
                   "        print(lib.__name__, 'grads', [b.grad for b in ("
                   + ", ".join(f"b{i}" for i, t in enumerate(tensors_of(list(call.args) + [call.kwargs]))
-                              if t.dtype == "float64") + ",)])"]
+                              if t.dtype in GRAD_DTYPES) + ",)])"]
     lines += ["    except Exception as e:", "        print(lib.__name__, 'raised', type(e).__name__, e)"]
     return "\n".join(lines)
 

@@ -37,7 +37,7 @@ def _np(t):
     t = t.detach()
     if _dname(t.dtype) == "bfloat16":
         t = t.float()
-    return t.numpy() if isinstance(t, ember.Tensor) else t.cpu().numpy()
+    return t.numpy() if isinstance(t, ember.Tensor) else t.numpy(force=True)  # (a lazy conj or zero tensor)
 
 
 def _flat(obj, lib):
@@ -56,6 +56,18 @@ def close(a, b, dtype):
     """Where ``a`` (ember) and ``b`` (torch) differ beyond the dtype's tolerance: an index or None."""
     if a.shape != b.shape:
         return ()
+    if a.dtype.kind == "c" or b.dtype.kind == "c":
+        # complex: within the tolerance of the modulus where finite; else each part equal (NaN too)
+        rtol, atol = TOLERANCES.get({"complex64": "float32", "complex128": "float64"}.get(dtype, dtype), (1e-7, 1e-9))
+        a, b = a.astype(np.complex128), b.astype(np.complex128)
+        parts = [(x == y) | (np.isnan(x) & np.isnan(y))
+                 | (np.isfinite(x) & np.isfinite(y) & (np.abs(x - y) <= atol + rtol * np.abs(y)))
+                 for x, y in ((a.real, b.real), (a.imag, b.imag))]
+        same = parts[0] & parts[1]
+        fin = np.isfinite(a) & np.isfinite(b)
+        same |= fin & (np.abs(a - b) <= atol + rtol * np.abs(b))
+        bad = np.argwhere(~np.asarray(same))
+        return tuple(bad[0]) if len(bad) else None
     if a.dtype.kind in "fc" or b.dtype.kind in "fc":
         rtol, atol = TOLERANCES.get(dtype, (1e-7, 1e-9))
         a, b = a.astype(np.float64), b.astype(np.float64)
@@ -128,9 +140,9 @@ def compare(e, t, phase="value", values=True, loose=False):
             if a is None and b is None:
                 continue
             if a is None:
-                a = ember.zeros(tuple(b.shape), dtype=ember.float64)
+                a = ember.zeros(tuple(b.shape), dtype=getattr(ember, _dname(b.dtype)))
             if b is None:
-                b = torch.zeros(tuple(a.shape), dtype=torch.float64)
+                b = torch.zeros(tuple(a.shape), dtype=getattr(torch, _dname(a.dtype)))
             _compare_values(a, b, "grad", loose=loose)
         return
     _compare_values(e.out, t.out, phase, values)

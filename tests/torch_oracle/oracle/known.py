@@ -17,7 +17,7 @@ import ember
 
 from .calls import Call, D, run, repro, tensors_of
 from .compare import Mismatch, compare
-from .tensors import ALL, FLOATS, T
+from .tensors import ALL, COMPLEX, FLOATS, GRAD_DTYPES, T
 
 __all__ = ["DATA", "load", "check", "context", "parse_repro", "OracleFailure"]
 
@@ -50,7 +50,7 @@ def _scalars(obj):
 
 def context(call, mismatch=None, t=None, e=None):
     ts = tensors_of(list(call.args) + [call.kwargs])
-    floats = [x.values for x in ts if x.dtype in FLOATS]
+    floats = [x.values for x in ts if x.dtype in FLOATS + COMPLEX]
     return {
         "op": call.op, "fn": call.fn, "args": call.args, "kwargs": call.kwargs,
         "phase": mismatch.phase if mismatch else None, "detail": mismatch.detail if mismatch else "",
@@ -58,6 +58,10 @@ def context(call, mismatch=None, t=None, e=None):
         "layouts": [x.layout for x in ts], "scalars": _scalars(list(call.args) + list(call.kwargs.values())),
         "has_nan": any(np.isnan(v).any() for v in floats), "has_inf": any(np.isinf(v).any() for v in floats),
         "zero_size": any(x.values.size == 0 for x in ts),
+        "has_complex": any(x.dtype in COMPLEX for x in ts),
+        # a complex input with a zero part (signed zeros pick the branch) or a tiny element
+        "complex_tiny": any(bool(((np.abs(x.values) < 1e-50) | (x.values.real == 0) | (x.values.imag == 0)).any())
+                            for x in ts if x.dtype in COMPLEX),
         "torch_exc": type(t.exc).__name__ if t is not None and t.exc is not None else None,
         "ember_exc": type(e.exc).__name__ if e is not None and e.exc is not None else None,
         "torch_msg": str(t.exc) if t is not None and t.exc is not None else "",
@@ -89,7 +93,7 @@ def check(call, *, pending=True, stats=None):
     try:
         compare(e, t, "value", values)
         ts = tensors_of(list(call.args) + [call.kwargs])
-        if (values and call.grad and t.exc is None and any(x.dtype == "float64" for x in ts)
+        if (values and call.grad and t.exc is None and any(x.dtype in GRAD_DTYPES for x in ts)
                 and all(x.finite() for x in ts)):
             phase_grad = True
             t, e = run(torch, call, grad=True), run(ember, call, grad=True)

@@ -1,6 +1,7 @@
 """All generators: the op table (``OP_SPECS``, by op name) and nn.functional (``FUNCTIONAL_SPECS``)."""
 from __future__ import annotations
 
+from .specs_complex import COMPLEX_OPS
 from .specs_elementwise import ELEMENTWISE
 from .specs_factor import FACTOR
 from .specs_functional import ACTIVATIONS, LOSSES
@@ -10,10 +11,11 @@ from .specs_linalg import LINALG
 from .specs_mathmisc import MATHMISC
 from .specs_reduce import REDUCE
 from .specs_shape import SHAPE
+from .specs_special import SPECIAL
 
 __all__ = ["OP_SPECS", "FUNCTIONAL_SPECS"]
 
-OP_SPECS = {**ELEMENTWISE, **REDUCE, **SHAPE, **INDEX, **LINALG, **MATHMISC, **FACTOR}
+OP_SPECS = {**ELEMENTWISE, **REDUCE, **SHAPE, **INDEX, **LINALG, **MATHMISC, **FACTOR, **COMPLEX_OPS, **SPECIAL}
 
 
 def _prefixed(call):

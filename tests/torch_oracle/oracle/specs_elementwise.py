@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from .calls import Call
-from .tensors import ALL, FLOATS, INTS, NUMS, scalars, tensors
+from .tensors import ALL, COMPLEX, FLOATS, INTS, NUMS, scalars, tensors
 
 __all__ = ["ELEMENTWISE", "broadcast_pair", "operand"]
 
@@ -20,6 +20,11 @@ UNARY = ("abs acos acosh asin asinh atan atanh ceil cos cosh deg2rad erf erfc er
 BINARY = ("add sub mul div rsub floor_divide remainder fmod pow float_power atan2 hypot copysign xlogy heaviside "
           "logaddexp logaddexp2 fmax fmin maximum minimum eq ne lt le gt ge logical_and logical_or logical_xor "
           "bitwise_and bitwise_or bitwise_xor bitwise_left_shift bitwise_right_shift").split()
+
+
+# the ops drawn with complex operands too (their values, gradients and refusals are compared)
+COMPLEX_UNARY = set(UNARY) - {"bitwise_not", "nan_to_num", "logit", "round"}
+COMPLEX_BINARY = set(BINARY) - {"bitwise_left_shift", "bitwise_right_shift", "float_power", "logaddexp", "logaddexp2"}
 
 
 @st.composite
@@ -39,7 +44,7 @@ def operand(draw, t, dtypes=ALL):
 def _unary(name):
     @st.composite
     def gen(draw):
-        x = draw(tensors(ALL))
+        x = draw(tensors(ALL + COMPLEX if name in COMPLEX_UNARY else ALL))
         kwargs = {}
         if name == "round" and draw(st.booleans()):
             kwargs["decimals"] = draw(st.integers(-1, 2))
@@ -56,7 +61,7 @@ def _unary(name):
 def _binary(name):
     @st.composite
     def gen(draw):
-        a, b = draw(broadcast_pair())
+        a, b = draw(broadcast_pair(dtypes=ALL + COMPLEX if name in COMPLEX_BINARY else ALL))
         if draw(st.booleans()):
             a = draw(operand(a))
         else:

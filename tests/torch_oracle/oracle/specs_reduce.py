@@ -4,7 +4,7 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from .calls import Call, D
-from .tensors import ALL, FLOATS, NUMS, tensors
+from .tensors import ALL, COMPLEX, FLOATS, NUMS, tensors
 
 __all__ = ["REDUCE"]
 
@@ -50,11 +50,11 @@ _CORR = st.one_of(st.just({}), st.sampled_from((0, 1, 2)).map(lambda c: {"correc
                   st.booleans().map(lambda u: {"unbiased": u}))
 
 for _n in ("sum", "nansum", "mean", "nanmean"):
-    REDUCE[_n] = _reduction(_n, extra=_dtype_kw())
+    REDUCE[_n] = _reduction(_n, ALL + COMPLEX if _n in ("sum", "mean") else ALL, extra=_dtype_kw())
 for _n in ("amax", "amin", "all", "any", "count_nonzero", "logsumexp"):
-    REDUCE[_n] = _reduction(_n, dim_required=_n == "logsumexp")
+    REDUCE[_n] = _reduction(_n, ALL + COMPLEX if _n == "amax" else ALL, dim_required=_n == "logsumexp")
 for _n in ("std", "var", "std_mean", "var_mean"):
-    REDUCE[_n] = _reduction(_n, FLOATS + ("int64",), extra=_CORR)
+    REDUCE[_n] = _reduction(_n, FLOATS + ("int64",) + COMPLEX, extra=_CORR)
 REDUCE["norm"] = _reduction("norm", FLOATS + ("int64",), extra=st.sampled_from((0, 1, 2, 3, float("inf"),
                                                                                  -float("inf"), "fro")).map(
     lambda p: {"p": p}))
@@ -81,16 +81,16 @@ def _single_dim(name, dtypes=ALL, fn=None, dim_optional=True, keepdim=True, extr
 
 
 for _n in ("prod",):
-    REDUCE[_n] = _single_dim(_n, extra=_dtype_kw())
+    REDUCE[_n] = _single_dim(_n, ALL + COMPLEX, extra=_dtype_kw())
 for _n in ("argmax", "argmin", "median", "nanmedian", "max", "min"):
-    REDUCE[_n] = _single_dim(_n)
+    REDUCE[_n] = _single_dim(_n, ALL + COMPLEX if _n in ("argmax", "max") else ALL)
 REDUCE["aminmax"] = _single_dim("aminmax")
 REDUCE["max_dim"] = _single_dim("max_dim", fn="max", dim_optional=False, pos=True)
 REDUCE["min_dim"] = _single_dim("min_dim", fn="min", dim_optional=False, pos=True)
 REDUCE["median_dim"] = _single_dim("median_dim", fn="median", dim_optional=False, pos=True)
 REDUCE["mode"] = _single_dim("mode")
 for _n in ("cumsum", "cumprod"):
-    REDUCE[_n] = _single_dim(_n, dim_optional=False, keepdim=False, extra=_dtype_kw())
+    REDUCE[_n] = _single_dim(_n, ALL + COMPLEX, dim_optional=False, keepdim=False, extra=_dtype_kw())
 for _n in ("cummax", "cummin", "logcumsumexp"):
     REDUCE[_n] = _single_dim(_n, dim_optional=False, keepdim=False)
 for _n in ("softmax", "log_softmax"):

@@ -15,12 +15,15 @@ import numpy as np
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-__all__ = ["T", "FLOATS", "INTS", "ALL", "NUMS", "LAYOUTS", "tensors", "shapes", "scalars", "INT_RANGE"]
+__all__ = ["T", "FLOATS", "INTS", "ALL", "NUMS", "COMPLEX", "GRAD_DTYPES",
+           "LAYOUTS", "tensors", "shapes", "scalars", "INT_RANGE"]
 
 FLOATS = ("float16", "bfloat16", "float32", "float64")
 INTS = ("uint8", "int8", "int16", "int32", "int64")
 ALL = ("bool",) + INTS + FLOATS
 NUMS = INTS + FLOATS
+COMPLEX = ("complex64", "complex128")
+GRAD_DTYPES = ("float64", "complex128")  # the leaves gradients are taken of
 LAYOUTS = ("contiguous", "transposed", "stepped", "expanded")
 INT_RANGE = {"uint8": (0, 255), "int8": (-128, 127), "int16": (-2**15, 2**15 - 1), "int32": (-2**31, 2**31 - 1),
              "int64": (-2**63, 2**63 - 1), "bool": (0, 1)}
@@ -28,10 +31,15 @@ _SPECIAL = (0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 1.5, 2.5, -2.5, math.inf, -math.inf
 
 
 def _storage(dtype):
+    if dtype in COMPLEX:
+        return "complex128"
     return "float64" if dtype in FLOATS else "bool" if dtype == "bool" else "int64"
 
 
 def _fmt(v):
+    if isinstance(v, (complex, np.complexfloating)):
+        v = complex(v)
+        return f"complex({_fmt(v.real)}, {_fmt(v.imag)})"
     if isinstance(v, (bool, np.bool_)):
         return "True" if v else "False"
     if isinstance(v, (float, np.floating)):
@@ -101,7 +109,7 @@ class T:
         if self.dtype != _storage(self.dtype):
             t = t.to(getattr(lib, self.dtype))
         leaf = None
-        if grad and self.dtype == "float64" and self.requires_grad is not False:
+        if grad and self.dtype in GRAD_DTYPES and self.requires_grad is not False:
             t.requires_grad_()
             leaf = t
         nd = self.values.ndim
@@ -114,7 +122,7 @@ class T:
         return leaf, t
 
     def finite(self):
-        return self.dtype not in FLOATS or bool(np.isfinite(self.values).all())
+        return self.dtype not in FLOATS + COMPLEX or bool(np.isfinite(self.values).all())
 
     def __repr__(self):
         extra = f", {self.expand_dims!r}" if self.layout == "expanded" else ""
@@ -136,6 +144,9 @@ def _elements(dtype, low=None, high=None, special=True):
         if special and low is None and high is None:
             return st.one_of(small, small, small, st.sampled_from((lo, hi, 0)))
         return small
+    if dtype in COMPLEX:
+        part = _elements("float64", low, high, special)
+        return st.builds(complex, part, part)
     lo = -4.0 if low is None else low
     hi = 4.0 if high is None else high
     finite = st.floats(lo, hi, allow_nan=False, allow_infinity=False)

@@ -148,8 +148,9 @@ class Elementwise(KernelGroup):
 
     def sigmoid(self, x, out=None):
         xp = self.xp
-        # 1 / (1 + exp(-x)) without overflow warnings for large |x|
-        r = (xp.exp(-xp.logaddexp(0, -x)) if x.dtype != np.float16
+        # 1 / (1 + exp(-x)) without overflow warnings for large |x| (complex: the plain formula)
+        r = (xp.exp(-xp.logaddexp(0, -x)) if x.dtype.kind == "f" and x.dtype != np.float16
+             else 1 / (1 + xp.exp(-x)) if x.dtype.kind == "c"
              else (1 / (1 + xp.exp(-x.astype(np.float32)))).astype(x.dtype))
         if out is not None:
             xp.copyto(out, r, casting="unsafe")
