@@ -5,6 +5,8 @@ See docs/distributions.md for the families, how each one samples, and what is le
 from __future__ import annotations
 
 from . import constraints, transforms, utils
+from .circular import VonMises
+from .continuous_bernoulli import ContinuousBernoulli
 from .continuous import Cauchy, Exponential, Laplace, Normal, Uniform
 from .derived import (ExpRelaxedCategorical, Gumbel, HalfCauchy, HalfNormal, Kumaraswamy, LogisticNormal,
                       LogitRelaxedBernoulli, LogNormal, Pareto, RelaxedBernoulli, RelaxedOneHotCategorical, Weibull)
@@ -15,7 +17,7 @@ from .wrappers import Independent, MixtureSameFamily, TransformedDistribution
 from .multivariate import LowRankMultivariateNormal, MultivariateNormal
 from .gamma_family import Beta, Chi2, Dirichlet, FisherSnedecor, Gamma, StudentT
 
-__all__ = ["Gumbel", "HalfCauchy", "HalfNormal", "Kumaraswamy", "LogNormal", "LogisticNormal", "Pareto",
+__all__ = ["ContinuousBernoulli", "VonMises", "Gumbel", "HalfCauchy", "HalfNormal", "Kumaraswamy", "LogNormal", "LogisticNormal", "Pareto",
            "RelaxedBernoulli", "RelaxedOneHotCategorical", "Weibull", "Independent", "MixtureSameFamily", "TransformedDistribution", "LowRankMultivariateNormal", "MultivariateNormal", "Beta", "Chi2", "Dirichlet", "FisherSnedecor", "Gamma", "StudentT", "Bernoulli", "Binomial", "Categorical", "Geometric", "Multinomial", "NegativeBinomial",
            "OneHotCategorical", "Poisson", "Cauchy", "Distribution", "Exponential", "ExponentialFamily", "Laplace", "Normal", "Uniform",
            "constraints", "transforms", "utils"]

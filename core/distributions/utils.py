@@ -18,7 +18,7 @@ def broadcast_all(*values):
     dtype and device, else the default dtype)."""
     for v in values:
         if not isinstance(v, (Tensor, numbers.Number)):
-            raise ValueError("Input arguments must all be instances of numbers.Number, "
+            raise ValueError("Input arguments must all be instances of Number, "
                              "torch.Tensor or objects implementing __torch_function__.")
     like = next((v for v in values if isinstance(v, Tensor)), None)
     if like is None:
