@@ -124,3 +124,51 @@ def test_deterministic_quantities(case):
     big = tuple(td.batch_shape) and (5,) + tuple(td.batch_shape)
     if big:
         assert tuple(ed.expand(big).sample().shape) == tuple(td.expand(big).sample().shape)
+
+
+KL_PAIRS = [
+    ("Normal", (P3 - 1, P3), (P3, P3 + 1)),
+    ("LogNormal", (P3 - 1, P3), (P3, P3 + 1)),
+    ("HalfNormal", (P3,), (P3 + 1,)),
+    ("Bernoulli", (Q3,), (Q3[::-1].copy(),)),
+    ("Bernoulli", (np.array([0.0, 1.0, 0.5]),), (np.array([0.0, 0.0, 1.0]),)),
+    ("Binomial", (5.0, Q3), (5.0, Q3[::-1].copy())),
+    ("Geometric", (Q3,), (Q3[::-1].copy(),)),
+    ("Categorical", (SIMPLEX,), (SIMPLEX[::-1].copy(),)),
+    ("Categorical", (np.array([0.0, 1.0]),), (np.array([0.5, 0.5]),)),
+    ("Categorical", (np.array([0.5, 0.5]),), (np.array([0.0, 1.0]),)),
+    ("OneHotCategorical", (SIMPLEX,), (SIMPLEX[::-1].copy(),)),
+    ("Poisson", (P3,), (P3[::-1].copy(),)),
+    ("Exponential", (P3,), (P3[::-1].copy(),)),
+    ("Laplace", (P3 - 1, P3), (P3, P3 + 1)),
+    ("Cauchy", (P3 - 1, P3), (P3, P3 + 1)),
+    ("Gumbel", (P3 - 1, P3), (P3, P3 + 1)),
+    ("Uniform", (P3 - 1, P3 + 1), (P3 - 2, P3 + 1.5)),
+    ("Uniform", (P3 - 1, P3 + 1), (P3 - 0.5, P3 + 1.5)),
+    ("Gamma", (P3, P3 + 0.5), (P3 + 1, P3)),
+    ("Beta", (P3, P3 + 0.3), (P3 + 1, P3)),
+    ("Dirichlet", (SIMPLEX * 4,), (SIMPLEX[::-1] * 3,)),
+    ("MultivariateNormal", (np.zeros(3), COV), (np.ones((2, 3)), COV + np.eye(3))),
+    ("ContinuousBernoulli", (Q3,), (Q3[::-1].copy(),)),
+]
+
+
+@pytest.mark.parametrize("case", KL_PAIRS, ids=[f"{c[0]}-{i}" for i, c in enumerate(KL_PAIRS)])
+def test_kl_divergence(case):
+    name, pa, qa = case
+    tp, ep = _pair(name, pa, {})
+    tq, eq = _pair(name, qa, {})
+    _close(TD.kl_divergence(tp, tq), ED.kl_divergence(ep, eq))
+
+
+def test_kl_independent_and_lowrank():
+    loc, w, d = np.zeros((2, 3)), np.array([[1.0], [0.5], [-0.3]]), P3
+    tp, ep = _pair("LowRankMultivariateNormal", (loc, w, d), {})
+    tq, eq = _pair("MultivariateNormal", (np.ones(3),), {"covariance_matrix": COV})
+    _close(TD.kl_divergence(tp, tq), ED.kl_divergence(ep, eq))
+    _close(TD.kl_divergence(tq, tp), ED.kl_divergence(eq, ep))
+    ti = TD.Independent(TD.Normal(torch.tensor(SIMPLEX), 1.0), 1)
+    tj = TD.Independent(TD.Normal(torch.tensor(SIMPLEX[::-1].copy()), 2.0), 1)
+    ei = ED.Independent(ED.Normal(ember.tensor(SIMPLEX), 1.0), 1)
+    ej = ED.Independent(ED.Normal(ember.tensor(SIMPLEX[::-1].copy()), 2.0), 1)
+    _close(TD.kl_divergence(ti, tj), ED.kl_divergence(ei, ej))
