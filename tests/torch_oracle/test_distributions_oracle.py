@@ -172,3 +172,60 @@ def test_kl_independent_and_lowrank():
     ei = ED.Independent(ED.Normal(ember.tensor(SIMPLEX), 1.0), 1)
     ej = ED.Independent(ED.Normal(ember.tensor(SIMPLEX[::-1].copy()), 2.0), 1)
     _close(TD.kl_divergence(ti, tj), ED.kl_divergence(ei, ej))
+
+
+def _constraints(lib):
+    c = lib.distributions.constraints
+    return [c.real, c.positive, c.greater_than(2.0), c.greater_than_eq(1.0), c.less_than(3.0), c.unit_interval,
+            c.interval(-1.0, 2.0), c.half_open_interval(0.0, 3.0), c.simplex, c.real_vector,
+            c.independent(c.positive, 1), c.nonnegative]
+
+
+@pytest.mark.parametrize("index", range(12))
+@pytest.mark.parametrize("registry", ["biject_to", "transform_to"])
+def test_biject_to_transform_to(registry, index):
+    x = np.array([[-0.7, 0.2, 1.5], [0.3, -2.0, 0.9]])
+    tt = getattr(TD, registry)(_constraints(torch)[index])
+    et = getattr(ED, registry)(_constraints(ember)[index])
+    ty, ey = tt(torch.tensor(x)), et(ember.tensor(x))
+    _close(ty, ey)
+    _close(tt.inv(ty), et.inv(ey))
+    assert bool(_constraints(ember)[index].check(ey).all())
+    if tt.bijective:
+        _close(tt.log_abs_det_jacobian(torch.tensor(x), ty), et.log_abs_det_jacobian(ember.tensor(x), ey))
+
+
+TRANSFORMS = ["ExpTransform()", "SigmoidTransform()", "TanhTransform()", "SoftplusTransform()",
+              "StickBreakingTransform()", "AffineTransform(0.5, -2.0)", "PowerTransform(T.tensor(2.5))",
+              "ComposeTransform([ExpTransform(), AffineTransform(1.0, 3.0)])",
+              "IndependentTransform(SigmoidTransform(), 1)", "ReshapeTransform((3,), (3, 1))",
+              "CatTransform([ExpTransform(), AffineTransform(0.0, 3.0)], 1, [1, 2])",
+              "StackTransform([ExpTransform(), TanhTransform(), SigmoidTransform()], 1)"]
+
+
+@pytest.mark.parametrize("expr", TRANSFORMS)
+def test_transforms_forward_inverse_jacobian(expr):
+    x = np.array([[0.7, 0.2, 1.5], [0.3, 2.0, 0.9]])
+    made = []
+    for lib in (torch, ember):
+        scope = {n: getattr(lib.distributions.transforms, n) for n in dir(lib.distributions.transforms)
+                 if n.endswith("Transform")}
+        scope["T"] = lib
+        made.append(eval(expr, scope))
+    tt, et = made
+    ty, ey = tt(torch.tensor(x)), et(ember.tensor(x))
+    _close(ty, ey)
+    _close(tt.inv(ty), et.inv(ey))
+    _close(tt.log_abs_det_jacobian(torch.tensor(x), ty), et.log_abs_det_jacobian(ember.tensor(x), ey))
+    assert repr(tt.domain) == repr(et.domain) and repr(tt.codomain) == repr(et.codomain)
+    assert tuple(tt.forward_shape((2, 3))) == tuple(et.forward_shape((2, 3)))
+
+
+def test_kumaraswamy_mode():
+    """PyTorch 2.13 answers NaN for every Kumaraswamy mode; ember gives ((a-1)/(ab-1))^(1/a)
+    (the density's maximum) for a, b >= 1, and NaN elsewhere."""
+    a, b = np.array([2.0, 3.0, 0.5]), np.array([3.0, 2.0, 0.5])
+    assert np.isnan(TD.Kumaraswamy(torch.tensor(a), torch.tensor(b)).mode.numpy()).all()
+    got = ED.Kumaraswamy(ember.tensor(a), ember.tensor(b)).mode.numpy()
+    np.testing.assert_allclose(got[:2], (((a - 1) / (a * b - 1)) ** (1 / a))[:2])
+    assert np.isnan(got[2])
