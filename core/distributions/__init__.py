@@ -5,21 +5,34 @@ See docs/distributions.md for the families, how each one samples, and what is le
 from __future__ import annotations
 
 from . import constraints, transforms, utils
-from .constraint_registry import biject_to, transform_to
 from .circular import VonMises
-from .continuous_bernoulli import ContinuousBernoulli
+from .constraint_registry import biject_to, transform_to
 from .continuous import Cauchy, Exponential, Laplace, Normal, Uniform
-from .derived import (ExpRelaxedCategorical, Gumbel, HalfCauchy, HalfNormal, Kumaraswamy, LogisticNormal,
-                      LogitRelaxedBernoulli, LogNormal, Pareto, RelaxedBernoulli, RelaxedOneHotCategorical, Weibull)
+from .continuous_bernoulli import ContinuousBernoulli
+from .derived import (Gumbel, HalfCauchy, HalfNormal, Kumaraswamy, LogisticNormal,
+                      LogNormal, Pareto, RelaxedBernoulli, RelaxedOneHotCategorical, Weibull)
 from .discrete import (Bernoulli, Binomial, Categorical, Geometric, Multinomial, NegativeBinomial,
                        OneHotCategorical, Poisson)
 from .distribution import Distribution, ExponentialFamily
-from .wrappers import Independent, MixtureSameFamily, TransformedDistribution
+from .gamma_family import Beta, Chi2, Dirichlet, FisherSnedecor, Gamma, StudentT
 from .kl import kl_divergence, register_kl
 from .multivariate import LowRankMultivariateNormal, MultivariateNormal
-from .gamma_family import Beta, Chi2, Dirichlet, FisherSnedecor, Gamma, StudentT
+from .transforms import (AbsTransform, AffineTransform, CatTransform, ComposeTransform,
+                         CumulativeDistributionTransform, ExpTransform, IndependentTransform, LowerCholeskyTransform,
+                         PositiveDefiniteTransform, PowerTransform, ReshapeTransform, SigmoidTransform,
+                         SoftmaxTransform, SoftplusTransform, StackTransform, StickBreakingTransform, TanhTransform,
+                         Transform, identity_transform)
+from .wrappers import Independent, MixtureSameFamily, TransformedDistribution
 
-__all__ = ["biject_to", "transform_to", "kl_divergence", "register_kl", "ContinuousBernoulli", "VonMises", "Gumbel", "HalfCauchy", "HalfNormal", "Kumaraswamy", "LogNormal", "LogisticNormal", "Pareto",
-           "RelaxedBernoulli", "RelaxedOneHotCategorical", "Weibull", "Independent", "MixtureSameFamily", "TransformedDistribution", "LowRankMultivariateNormal", "MultivariateNormal", "Beta", "Chi2", "Dirichlet", "FisherSnedecor", "Gamma", "StudentT", "Bernoulli", "Binomial", "Categorical", "Geometric", "Multinomial", "NegativeBinomial",
-           "OneHotCategorical", "Poisson", "Cauchy", "Distribution", "Exponential", "ExponentialFamily", "Laplace", "Normal", "Uniform",
-           "constraints", "transforms", "utils"]
+__all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "CatTransform", "Categorical",
+           "Cauchy", "Chi2", "ComposeTransform", "ContinuousBernoulli", "CumulativeDistributionTransform",
+           "Dirichlet", "Distribution", "ExpTransform", "Exponential", "ExponentialFamily", "FisherSnedecor",
+           "Gamma", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Independent", "IndependentTransform",
+           "Kumaraswamy", "Laplace", "LogNormal", "LogisticNormal", "LowRankMultivariateNormal",
+           "LowerCholeskyTransform", "MixtureSameFamily", "Multinomial", "MultivariateNormal", "NegativeBinomial",
+           "Normal", "OneHotCategorical", "Pareto", "Poisson", "PositiveDefiniteTransform", "PowerTransform",
+           "RelaxedBernoulli", "RelaxedOneHotCategorical", "ReshapeTransform", "SigmoidTransform",
+           "SoftmaxTransform", "SoftplusTransform", "StackTransform", "StickBreakingTransform", "StudentT",
+           "TanhTransform", "Transform", "TransformedDistribution", "Uniform", "VonMises", "Weibull", "biject_to",
+           "constraints", "identity_transform", "kl_divergence", "register_kl", "transform_to", "transforms",
+           "utils"]

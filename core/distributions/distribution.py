@@ -48,9 +48,9 @@ class Distribution:
                 checks = self.arg_constraints
             except NotImplementedError:
                 checks = {}
-                warnings.warn(f"{self.__class__} does not define `arg_constraints`. Please set `arg_constraints = {{}}` "
-                              "or initialize the distribution with `validate_args=False` to turn off validation.",
-                              stacklevel=2)
+                warnings.warn(f"{self.__class__} does not define `arg_constraints`. Please set "
+                              "`arg_constraints = {}` or initialize the distribution with `validate_args=False` "
+                              "to turn off validation.", stacklevel=2)
             for name, constraint in checks.items():
                 if constraints.is_dependent(constraint):
                     continue
@@ -59,8 +59,9 @@ class Distribution:
                 value = getattr(self, name)
                 ok = constraint.check(value)
                 if not bool(ok.all()):
-                    raise ValueError(f"Expected parameter {name} ({type(value).__name__} of shape {tuple(value.shape)}) "
-                                     f"of distribution {self!r} to satisfy the constraint {constraint!r}, "
+                    raise ValueError(f"Expected parameter {name} ({type(value).__name__} of shape "
+                                     f"{tuple(value.shape)}) of distribution {self!r} to satisfy the constraint "
+                                     f"{constraint!r}, "
                                      f"but found invalid values:\n{_shown(value)}")
         super().__init__()
 

@@ -224,8 +224,10 @@ class Beta(ExponentialFamily):
 
     def __repr__(self):
         c = self._dirichlet.concentration
-        shown = (lambda v: v.item() if v.numel() == 1 else v.size())
-        return f"Beta(concentration1: {shown(c[..., 0])}, concentration0: {shown(c[..., 1])})"
+        c1, c0 = c[..., 0], c[..., 1]
+        if c1.numel() == 1:
+            return f"Beta(concentration1: {c1.item()}, concentration0: {c0.item()})"
+        return f"Beta(concentration1: {c1.size()}, concentration0: {c0.size()})"
 
 
 class StudentT(Distribution):
