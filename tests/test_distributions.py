@@ -160,7 +160,7 @@ DISCRETE = [
     ("Poisson", lambda: D.Poisson(T(3.5, dtype=ember.float64)), 80),
     ("Binomial", lambda: D.Binomial(12, T(0.35, dtype=ember.float64)), 12),
     ("Geometric", lambda: D.Geometric(T(0.35, dtype=ember.float64)), 200),
-    ("NegativeBinomial", lambda: D.NegativeBinomial(2.5, T(0.4, dtype=ember.float64)), 300),
+    ("NegativeBinomial", lambda: D.NegativeBinomial(2.5, T(0.45, dtype=ember.float64)), 300),
     ("Bernoulli", lambda: D.Bernoulli(T(0.35, dtype=ember.float64)), 1),
 ]
 
