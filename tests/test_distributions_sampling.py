@@ -45,6 +45,8 @@ FAMILIES = [
     ("Pareto", lambda: D.Pareto(T([1.0, 2.0]), T([5.0, 6.0]))),
     ("Kumaraswamy", lambda: D.Kumaraswamy(T([2.0, 0.7]), T([3.0, 1.5]))),
     ("ContinuousBernoulli", lambda: D.ContinuousBernoulli(T([0.2, 0.4999, 0.8]))),
+    ("InverseGamma", lambda: D.InverseGamma(T([6.0, 9.0]), T([1.0, 2.0]))),
+    ("GeneralizedPareto", lambda: D.GeneralizedPareto(T([0.0, 1.0]), T([1.0, 2.0]), T([0.1, -0.3]))),
     ("Bernoulli", lambda: D.Bernoulli(T([0.1, 0.5, 0.9]))),
     ("Geometric", lambda: D.Geometric(T([0.2, 0.7]))),
     ("Poisson", lambda: D.Poisson(T([0.3, 4.0, 15.0, 40.0, 700.0]))),
@@ -210,6 +212,11 @@ def test_sample_has_no_gradient_and_rsample_flags():
     assert D.Normal(loc, 1.0).rsample().requires_grad
     assert D.Normal.has_rsample and D.Gamma.has_rsample and not D.Poisson.has_rsample
     assert not D.Bernoulli.has_rsample and D.RelaxedBernoulli.has_rsample
+    p = T([0.2, 0.8], requires_grad=True)
+    st = D.OneHotCategoricalStraightThrough(probs=p).rsample((3,))
+    assert (st.detach().sum(-1) == 1).all()
+    (g,) = ember.autograd.grad((st * T([1.0, 2.0])).sum(), p)
+    np.testing.assert_allclose(_f(g), [3.0 - 3 * (0.2 + 1.6), 6.0 - 3 * (0.2 + 1.6)], rtol=1e-5)
     with pytest.raises(NotImplementedError):
         D.Poisson(T([1.0])).rsample()
 

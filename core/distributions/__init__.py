@@ -7,14 +7,14 @@ from __future__ import annotations
 from . import constraints, transforms, utils
 from .circular import VonMises
 from .constraint_registry import biject_to, transform_to
-from .continuous import Cauchy, Exponential, Laplace, Normal, Uniform
+from .continuous import Cauchy, Exponential, GeneralizedPareto, Laplace, Normal, Uniform
 from .continuous_bernoulli import ContinuousBernoulli
 from .derived import (Gumbel, HalfCauchy, HalfNormal, Kumaraswamy, LogisticNormal,
                       LogNormal, Pareto, RelaxedBernoulli, RelaxedOneHotCategorical, Weibull)
 from .discrete import (Bernoulli, Binomial, Categorical, Geometric, Multinomial, NegativeBinomial,
-                       OneHotCategorical, Poisson)
+                       OneHotCategorical, OneHotCategoricalStraightThrough, Poisson)
 from .distribution import Distribution, ExponentialFamily
-from .gamma_family import Beta, Chi2, Dirichlet, FisherSnedecor, Gamma, StudentT
+from .gamma_family import Beta, Chi2, Dirichlet, FisherSnedecor, Gamma, InverseGamma, StudentT
 from .kl import kl_divergence, register_kl
 from .multivariate import LowRankMultivariateNormal, MultivariateNormal
 from .transforms import (AbsTransform, AffineTransform, CatTransform, ComposeTransform,
@@ -27,10 +27,10 @@ from .wrappers import Independent, MixtureSameFamily, TransformedDistribution
 __all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "CatTransform", "Categorical",
            "Cauchy", "Chi2", "ComposeTransform", "ContinuousBernoulli", "CumulativeDistributionTransform",
            "Dirichlet", "Distribution", "ExpTransform", "Exponential", "ExponentialFamily", "FisherSnedecor",
-           "Gamma", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Independent", "IndependentTransform",
+           "Gamma", "GeneralizedPareto", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Independent", "IndependentTransform", "InverseGamma",
            "Kumaraswamy", "Laplace", "LogNormal", "LogisticNormal", "LowRankMultivariateNormal",
            "LowerCholeskyTransform", "MixtureSameFamily", "Multinomial", "MultivariateNormal", "NegativeBinomial",
-           "Normal", "OneHotCategorical", "Pareto", "Poisson", "PositiveDefiniteTransform", "PowerTransform",
+           "Normal", "OneHotCategorical", "OneHotCategoricalStraightThrough", "Pareto", "Poisson", "PositiveDefiniteTransform", "PowerTransform",
            "RelaxedBernoulli", "RelaxedOneHotCategorical", "ReshapeTransform", "SigmoidTransform",
            "SoftmaxTransform", "SoftplusTransform", "StackTransform", "StickBreakingTransform", "StudentT",
            "TanhTransform", "Transform", "TransformedDistribution", "Uniform", "VonMises", "Weibull", "biject_to",

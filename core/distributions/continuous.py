@@ -1,5 +1,5 @@
 """Location-scale and simple continuous families with closed-form everything: Normal, Laplace,
-Cauchy, Uniform, Exponential."""
+Cauchy, Uniform, Exponential, GeneralizedPareto."""
 from __future__ import annotations
 
 import math
@@ -13,7 +13,7 @@ from . import constraints
 from .distribution import Distribution, ExponentialFamily
 from .utils import broadcast_all
 
-__all__ = ["Cauchy", "Exponential", "Laplace", "Normal", "Uniform"]
+__all__ = ["Cauchy", "Exponential", "GeneralizedPareto", "Laplace", "Normal", "Uniform"]
 
 _HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
 
@@ -277,3 +277,83 @@ class Exponential(ExponentialFamily):
 
     def _log_normalizer(self, x):
         return -(-x).log()
+
+
+class GeneralizedPareto(Distribution):
+    """The generalised Pareto distribution: survival (1 + concentration z)^(-1/concentration),
+    z = (x - loc) / scale (exp(-z) at concentration 0); bounded above when concentration < 0."""
+
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive, "concentration": constraints.real}
+    has_rsample = True
+
+    def __init__(self, loc, scale, concentration, validate_args=None):
+        self.loc, self.scale, self.concentration = broadcast_all(loc, scale, concentration)
+        super().__init__(self.loc.size(), validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        return self._expand_params(GeneralizedPareto, batch_shape, _instance, ("loc", "scale", "concentration"))
+
+    @constraints.dependent_property(is_discrete=False, event_dim=0)
+    def support(self):
+        xi = self.concentration
+        upper = _ops.where(xi < 0, self.loc - self.scale / xi.clamp(max=-1e-38),
+                           _ops.full_like(self.loc, math.inf))
+        return constraints.interval(self.loc, upper)
+
+    def _z(self, x):
+        return (x - self.loc) / self.scale
+
+    def _zero(self):
+        return self.concentration == 0
+
+    def _safe_xi(self):
+        return _ops.where(self._zero(), 1.0, self.concentration)
+
+    def log_survival_function(self, value):
+        """log P(X > value)."""
+        z = self._z(value)
+        xi = self._safe_xi()
+        return _ops.where(self._zero(), -z, -(xi * z).log1p() / xi)
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        z = self._z(value)
+        xi = self._safe_xi()
+        lp = _ops.where(self._zero(), -z, -(1 + 1 / xi) * (xi * z).log1p())
+        return lp - self.scale.log()
+
+    def log_cdf(self, value):
+        """log P(X <= value)."""
+        return (-self.log_survival_function(value).exp()).log1p()
+
+    def cdf(self, value):
+        return -(self.log_survival_function(value).expm1())
+
+    def icdf(self, value):
+        xi = self._safe_xi()
+        tail = (-value).log1p()  # log(1 - p)
+        z = _ops.where(self._zero(), -tail, (-xi * tail).expm1() / xi)
+        return self.loc + self.scale * z
+
+    def rsample(self, sample_shape=Size()):
+        u = _ops.rand(self._extended_shape(sample_shape), dtype=self.loc.dtype, device=self.loc.device)
+        return self.icdf(u)
+
+    @property
+    def mean(self):
+        xi = self.concentration
+        return _ops.where(xi < 1, self.loc + self.scale / (1 - xi), math.nan)  # NaN where infinite, as PyTorch
+
+    @property
+    def variance(self):
+        xi = self.concentration
+        v = self.scale.pow(2) / ((1 - xi).pow(2) * (1 - 2 * xi))
+        return _ops.where(xi < 0.5, v, math.nan)
+
+    @property
+    def mode(self):
+        return self.loc
+
+    def entropy(self):
+        return self.scale.log() + self.concentration + 1

@@ -16,7 +16,7 @@ from .distribution import Distribution, ExponentialFamily
 from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
 
 __all__ = ["Bernoulli", "Binomial", "Categorical", "Geometric", "Multinomial", "NegativeBinomial",
-           "OneHotCategorical", "Poisson"]
+           "OneHotCategorical", "OneHotCategoricalStraightThrough", "Poisson"]
 
 
 def _one_of(probs, logits):
@@ -385,6 +385,18 @@ class OneHotCategorical(Distribution):
         names = [k for k in ("probs", "logits") if k in self._categorical.__dict__]
         parts = [f"{k}: {self._categorical.__dict__[k].size()}" for k in names]
         return f"OneHotCategorical({', '.join(parts)})"
+
+
+class OneHotCategoricalStraightThrough(OneHotCategorical):
+    """OneHotCategorical whose ``rsample`` passes gradients straight through: the one-hot draw
+    plus ``probs - probs.detach()`` (the value is the draw, the gradient that of ``probs``)."""
+
+    has_rsample = True
+
+    def rsample(self, sample_shape=Size()):
+        draw = self.sample(sample_shape)
+        p = self._categorical.probs
+        return draw + (p - p.detach())
 
 
 class Multinomial(Distribution):

@@ -1,4 +1,5 @@
-"""Families built on gamma variables: Gamma, Chi2, Beta, Dirichlet, StudentT, FisherSnedecor.
+"""Families built on gamma variables: Gamma, Chi2, Beta, Dirichlet, StudentT, FisherSnedecor,
+InverseGamma.
 Their draws are reparameterised through the implicit gamma gradient (see ``_sampling``)."""
 from __future__ import annotations
 
@@ -10,10 +11,12 @@ from .. import ops as _ops
 from .._tensor import Size
 from . import _sampling
 from . import constraints
+from ._transform_base import PowerTransform
 from .distribution import Distribution, ExponentialFamily
 from .utils import broadcast_all
+from .wrappers import TransformedDistribution
 
-__all__ = ["Beta", "Chi2", "Dirichlet", "FisherSnedecor", "Gamma", "StudentT"]
+__all__ = ["Beta", "Chi2", "Dirichlet", "FisherSnedecor", "Gamma", "InverseGamma", "StudentT"]
 
 
 def _lgamma(t):
@@ -328,3 +331,46 @@ class FisherSnedecor(Distribution):
         r = self.df1 / self.df2
         norm = _lgamma(h1 + h2) - _lgamma(h1) - _lgamma(h2)
         return norm + h1 * r.log() + (h1 - 1) * value.log() - (h1 + h2) * (r * value).log1p()
+
+
+class InverseGamma(TransformedDistribution):
+    """1 / X for X ~ Gamma(concentration, rate)."""
+
+    arg_constraints = {"concentration": constraints.positive, "rate": constraints.positive}
+    support = constraints.positive
+    has_rsample = True
+
+    def __init__(self, concentration, rate, validate_args=None):
+        base = Gamma(concentration, rate, validate_args=validate_args)
+        neg_one = -_ops.ones_like(base.rate)
+        super().__init__(base, PowerTransform(neg_one), validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(InverseGamma, _instance)
+        return TransformedDistribution.expand(self, batch_shape, _instance=new)
+
+    @property
+    def concentration(self):
+        return self.base_dist.concentration
+
+    @property
+    def rate(self):
+        return self.base_dist.rate
+
+    @property
+    def mean(self):
+        a = self.concentration
+        return _ops.where(a > 1, self.rate / (a - 1), math.inf)
+
+    @property
+    def mode(self):
+        return self.rate / (self.concentration + 1)
+
+    @property
+    def variance(self):
+        a = self.concentration
+        return _ops.where(a > 2, self.rate.pow(2) / ((a - 1).pow(2) * (a - 2)), math.inf)
+
+    def entropy(self):
+        a = self.concentration
+        return a + self.rate.log() + _lgamma(a) - (1 + a) * _digamma(a)
