@@ -137,7 +137,8 @@ def test_probs_logits_twins():
 # ---- constraints ---------------------------------------------------------------------------------
 
 def test_constraints_check_and_repr():
-    assert repr(C.positive) == "GreaterThan(lower_bound=0.0)" and repr(C.real_vector) == "IndependentConstraint(Real(), 1)"
+    assert repr(C.positive) == "GreaterThan(lower_bound=0.0)"
+    assert repr(C.real_vector) == "IndependentConstraint(Real(), 1)"
     assert repr(C.integer_interval(0, 3)) == "IntegerInterval(lower_bound=0, upper_bound=3)"
     assert repr(C.unit_interval) == "Interval(lower_bound=0.0, upper_bound=1.0)"
     assert C.one_hot.is_discrete and C.one_hot.event_dim == 1 and C.lower_cholesky.event_dim == 2

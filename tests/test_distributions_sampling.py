@@ -64,7 +64,7 @@ def test_sample_mean_and_variance(name, make):
     assert x.shape == (N,) + tuple(d.batch_shape)
     if name.startswith("VonMises"):
         # circular moments: E[cos(x - loc)] = I1(k) / I0(k)
-        k, loc = _f(d.concentration), _f(d.loc)
+        loc = _f(d.loc)
         c = np.cos(x - loc)
         r = 1 - _f(d.variance)
         assert (abs(c.mean(0) - r) <= 5 * c.std(0) / math.sqrt(N)).all()
