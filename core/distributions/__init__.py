@@ -15,6 +15,7 @@ from .discrete import (Bernoulli, Binomial, Categorical, Geometric, Multinomial,
                        OneHotCategorical, OneHotCategoricalStraightThrough, Poisson)
 from .distribution import Distribution, ExponentialFamily
 from .gamma_family import Beta, Chi2, Dirichlet, FisherSnedecor, Gamma, InverseGamma, StudentT
+from . import kl_cross as _kl_cross  # registers the pairs across families
 from .kl import kl_divergence, register_kl
 from .multivariate import LowRankMultivariateNormal, MultivariateNormal
 from .transforms import (AbsTransform, AffineTransform, CatTransform, ComposeTransform,

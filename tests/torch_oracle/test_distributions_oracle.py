@@ -238,3 +238,28 @@ def test_kumaraswamy_mode():
     got = ED.Kumaraswamy(ember.tensor(a), ember.tensor(b)).mode.numpy()
     np.testing.assert_allclose(got[:2], (((a - 1) / (a * b - 1)) ** (1 / a))[:2])
     assert np.isnan(got[2])
+
+
+CROSS = [
+    ("Beta", (P3, P3 + 0.3)), ("Exponential", (P3,)), ("Gamma", (P3 + 0.5, P3)), ("Normal", (P3 - 1, P3)),
+    ("Gumbel", (P3 - 1, P3)), ("Laplace", (P3 - 1, P3)), ("Uniform", (P3 * 0.1, P3 * 0.2 + 0.3)),
+    ("Uniform", (P3 - 1.5, P3)), ("Pareto", (P3, P3 + 1.5)), ("Pareto", (P3, P3 * 0.5)),
+    ("Bernoulli", (Q3,)), ("Poisson", (P3,)), ("Binomial", (5.0, Q3)),
+]
+
+
+@pytest.mark.parametrize("i", range(len(CROSS)))
+@pytest.mark.parametrize("j", range(len(CROSS)))
+def test_kl_across_families(i, j):
+    (pn, pa), (qn, qa) = CROSS[i], CROSS[j]
+    if pn == qn:
+        return
+    tp, ep = _pair(pn, pa, {})
+    tq, eq = _pair(qn, qa, {})
+    try:
+        expected = TD.kl_divergence(tp, tq)
+    except NotImplementedError:
+        with pytest.raises(NotImplementedError):
+            ED.kl_divergence(ep, eq)
+        return
+    _close(expected, ED.kl_divergence(ep, eq), rtol=1e-5, atol=1e-7)
