@@ -128,6 +128,18 @@ def test_dirichlet_and_mvn_draws():
     _check_mean_var(z, np.zeros(2), (w ** 2).sum(-1) + dg)
 
 
+def test_lkj_cholesky_draws():
+    """Every off-diagonal correlation of LKJ(eta) in d dims has mean 0 and variance 1 / (2 eta + d - 1)."""
+    ember.manual_seed(8)
+    for dim, eta in ((2, 1.0), (3, 2.0), (5, 0.7)):
+        L = D.LKJCholesky(dim, T(eta, dtype=ember.float64)).sample((N,))
+        assert bool(D.constraints.corr_cholesky.check(L).all())
+        r = _f(L @ L.mT)
+        rows, cols = np.tril_indices(dim, -1)
+        corr = r[:, rows, cols]
+        _check_mean_var(corr, np.zeros(len(rows)), np.full(len(rows), 1 / (2 * eta + dim - 1)))
+
+
 def test_mixture_and_relaxed_draws():
     ember.manual_seed(5)
     mix = D.MixtureSameFamily(D.Categorical(T([0.3, 0.7])), D.Normal(T([-2.0, 3.0]), T([0.5, 1.0])))

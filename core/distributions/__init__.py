@@ -17,8 +17,9 @@ from .distribution import Distribution, ExponentialFamily
 from .gamma_family import Beta, Chi2, Dirichlet, FisherSnedecor, Gamma, InverseGamma, StudentT
 from . import kl_cross as _kl_cross  # registers the pairs across families
 from .kl import kl_divergence, register_kl
+from .lkj import LKJCholesky
 from .multivariate import LowRankMultivariateNormal, MultivariateNormal
-from .transforms import (AbsTransform, AffineTransform, CatTransform, ComposeTransform,
+from .transforms import (AbsTransform, AffineTransform, CatTransform, ComposeTransform, CorrCholeskyTransform,
                          CumulativeDistributionTransform, ExpTransform, IndependentTransform, LowerCholeskyTransform,
                          PositiveDefiniteTransform, PowerTransform, ReshapeTransform, SigmoidTransform,
                          SoftmaxTransform, SoftplusTransform, StackTransform, StickBreakingTransform, TanhTransform,
@@ -26,14 +27,14 @@ from .transforms import (AbsTransform, AffineTransform, CatTransform, ComposeTra
 from .wrappers import Independent, MixtureSameFamily, TransformedDistribution
 
 __all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "CatTransform", "Categorical",
-           "Cauchy", "Chi2", "ComposeTransform", "ContinuousBernoulli", "CumulativeDistributionTransform",
-           "Dirichlet", "Distribution", "ExpTransform", "Exponential", "ExponentialFamily", "FisherSnedecor",
-           "Gamma", "GeneralizedPareto", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Independent",
-           "IndependentTransform", "InverseGamma", "Kumaraswamy", "Laplace", "LogNormal", "LogisticNormal",
-           "LowRankMultivariateNormal", "LowerCholeskyTransform", "MixtureSameFamily", "Multinomial",
-           "MultivariateNormal", "NegativeBinomial", "Normal", "OneHotCategorical",
-           "OneHotCategoricalStraightThrough", "Pareto", "Poisson", "PositiveDefiniteTransform", "PowerTransform",
-           "RelaxedBernoulli", "RelaxedOneHotCategorical", "ReshapeTransform", "SigmoidTransform",
+           "Cauchy", "Chi2", "ComposeTransform", "ContinuousBernoulli", "CorrCholeskyTransform",
+           "CumulativeDistributionTransform", "Dirichlet", "Distribution", "ExpTransform", "Exponential",
+           "ExponentialFamily", "FisherSnedecor", "Gamma", "GeneralizedPareto", "Geometric", "Gumbel", "HalfCauchy",
+           "HalfNormal", "Independent", "IndependentTransform", "InverseGamma", "Kumaraswamy", "LKJCholesky",
+           "Laplace", "LogNormal", "LogisticNormal", "LowRankMultivariateNormal", "LowerCholeskyTransform",
+           "MixtureSameFamily", "Multinomial", "MultivariateNormal", "NegativeBinomial", "Normal",
+           "OneHotCategorical", "OneHotCategoricalStraightThrough", "Pareto", "Poisson", "PositiveDefiniteTransform",
+           "PowerTransform", "RelaxedBernoulli", "RelaxedOneHotCategorical", "ReshapeTransform", "SigmoidTransform",
            "SoftmaxTransform", "SoftplusTransform", "StackTransform", "StickBreakingTransform", "StudentT",
            "TanhTransform", "Transform", "TransformedDistribution", "Uniform", "VonMises", "Weibull", "biject_to",
            "constraints", "identity_transform", "kl_divergence", "register_kl", "transform_to", "transforms",

@@ -11,8 +11,10 @@ from .. import ops as _ops
 from .._tensor import Tensor
 from ..nn import functional as _F
 from . import constraints
+from .utils import tril_matrix_to_vec, vec_to_tril_matrix
 
-__all__ = ["AbsTransform", "AffineTransform", "CumulativeDistributionTransform", "ExpTransform",
+__all__ = ["AbsTransform", "AffineTransform", "CorrCholeskyTransform", "CumulativeDistributionTransform",
+           "ExpTransform",
            "LowerCholeskyTransform", "PositiveDefiniteTransform", "PowerTransform", "SigmoidTransform",
            "SoftmaxTransform", "SoftplusTransform", "StickBreakingTransform", "TanhTransform", "Transform",
            "sum_rightmost"]
@@ -505,3 +507,56 @@ class CumulativeDistributionTransform(Transform):
 
     def log_abs_det_jacobian(self, x, y):
         return self.distribution.log_prob(x)
+
+
+class CorrCholeskyTransform(_Parameterless):
+    """Vectors of D(D-1)/2 reals to Cholesky factors of D x D correlation matrices: tanh gives
+    partial correlations z (filled into the strict lower triangle row by row), and row i takes
+    L_ij = z_ij sqrt(prod_{k<j} (1 - z_ik^2)), its diagonal what is left of the unit norm."""
+
+    domain = constraints.real_vector
+    codomain = constraints.corr_cholesky
+    bijective = True
+
+    @staticmethod
+    def _left(z):
+        """prod_{k<j} (1 - z_ik^2) (the squared norm a row has left before column j)."""
+        keep = 1 - z.pow(2)
+        return _ops.cat([_ops.ones_like(keep[..., :1]), keep[..., :-1]], -1).cumprod(-1)
+
+    def _call(self, x):
+        z = vec_to_tril_matrix(x.tanh(), diag=-1)
+        z = z + _ops.eye(z.shape[-1], dtype=z.dtype, device=z.device)
+        return z * self._left(z).sqrt()
+
+    def _inverse(self, y):
+        # the squared norm left before column j is 1 - sum_{k<j} L_ik^2
+        sq = y.pow(2)
+        before = sq.cumsum(-1) - sq
+        left = (1 - before).clamp(min=_D.finfo(y.dtype).tiny)
+        z = tril_matrix_to_vec(y / left.sqrt(), diag=-1)
+        eps = _D.finfo(y.dtype).eps
+        return z.clamp(min=-1 + eps, max=1 - eps).atanh()
+
+    def log_abs_det_jacobian(self, x, y):
+        z = vec_to_tril_matrix(x.tanh(), diag=-1)
+        left = tril_matrix_to_vec(self._left(z), diag=-1)
+        tanh_part = 2.0 * (math.log(2.0) - x - _F.softplus(-2.0 * x))  # log(1 - tanh(x)^2)
+        return (tanh_part + 0.5 * left.log()).sum(-1)
+
+    def forward_shape(self, shape):
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        n = shape[-1]
+        d = round((1 + (1 + 8 * n) ** 0.5) / 2)
+        if d * (d - 1) // 2 != n:
+            raise ValueError("Input is not a flattend lower-diagonal number")
+        return tuple(shape[:-1]) + (d, d)
+
+    def inverse_shape(self, shape):
+        if len(shape) < 2:
+            raise ValueError("Too few dimensions on input")
+        if shape[-2] != shape[-1]:
+            raise ValueError("Input is not square")
+        d = shape[-1]
+        return tuple(shape[:-2]) + (d * (d - 1) // 2,)

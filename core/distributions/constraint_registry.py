@@ -4,8 +4,8 @@ transform onto ``c`` that need not be bijective (for unconstrained optimisation)
 from __future__ import annotations
 
 from . import constraints
-from ._transform_base import (AffineTransform, ExpTransform, LowerCholeskyTransform, PositiveDefiniteTransform,
-                              SigmoidTransform, SoftmaxTransform, StickBreakingTransform)
+from ._transform_base import (AffineTransform, CorrCholeskyTransform, ExpTransform, LowerCholeskyTransform,
+                              PositiveDefiniteTransform, SigmoidTransform, SoftmaxTransform, StickBreakingTransform)
 from ._transform_struct import CatTransform, ComposeTransform, IndependentTransform, StackTransform
 
 __all__ = ["ConstraintRegistry", "biject_to", "transform_to"]
@@ -92,5 +92,7 @@ transform_to.register(constraints.independent, _independent_transform)
 biject_to.register(constraints.simplex, lambda c: StickBreakingTransform())
 transform_to.register(constraints.simplex, lambda c: SoftmaxTransform())
 transform_to.register(constraints.lower_cholesky, lambda c: LowerCholeskyTransform())
+biject_to.register(constraints.corr_cholesky, lambda c: CorrCholeskyTransform())
+transform_to.register(constraints.corr_cholesky, lambda c: CorrCholeskyTransform())
 transform_to.register(constraints.positive_definite, lambda c: PositiveDefiniteTransform())
 transform_to.register(constraints.positive_semidefinite, lambda c: PositiveDefiniteTransform())

@@ -263,3 +263,24 @@ def test_kl_across_families(i, j):
             ED.kl_divergence(ep, eq)
         return
     _close(expected, ED.kl_divergence(ep, eq), rtol=1e-5, atol=1e-7)
+
+
+def test_corr_cholesky_transform_and_lkj():
+    x = np.array([[0.3, -1.2, 0.7, 0.1, 2.0, -0.4], [0.0, 0.5, -0.5, 1.0, -1.0, 0.2]])
+    tt, et = TD.transforms.CorrCholeskyTransform(), ED.transforms.CorrCholeskyTransform()
+    ty, ey = tt(torch.tensor(x)), et(ember.tensor(x))
+    _close(ty, ey)
+    _close(tt.inv(ty), et.inv(ey))
+    _close(tt.log_abs_det_jacobian(torch.tensor(x), ty), et.log_abs_det_jacobian(ember.tensor(x), ey))
+    assert tuple(et.forward_shape((2, 6))) == (2, 4, 4) and tuple(et.inverse_shape((2, 4, 4))) == (2, 6)
+    for registry in ("biject_to", "transform_to"):
+        _close(getattr(TD, registry)(TD.constraints.corr_cholesky)(torch.tensor(x)),
+               getattr(ED, registry)(ED.constraints.corr_cholesky)(ember.tensor(x)))
+    conc = np.array([0.5, 1.0, 2.5])
+    for dim in (2, 4):
+        td = TD.LKJCholesky(dim, torch.tensor(conc))
+        ed = ED.LKJCholesky(dim, ember.tensor(conc))
+        value = tt(torch.tensor(x[:, :dim * (dim - 1) // 2]))[:, None]
+        _close(td.log_prob(value), ed.log_prob(ember.tensor(value.numpy())))
+        assert tuple(ed.sample((5,)).shape) == tuple(td.sample((5,)).shape)
+        assert tuple(ed.expand((2, 3)).batch_shape) == (2, 3)
