@@ -128,6 +128,19 @@ def test_dirichlet_and_mvn_draws():
     _check_mean_var(z, np.zeros(2), (w ** 2).sum(-1) + dg)
 
 
+def test_wishart_draws_and_gradient():
+    ember.manual_seed(6)
+    cov = np.array([[2.0, 0.3], [0.3, 1.0]])
+    w = D.Wishart(T(5.0, dtype=ember.float64), covariance_matrix=T(cov))
+    x = _f(w.sample((N,))).reshape(N, 4)
+    _check_mean_var(x, (5 * cov).ravel(), _f(w.variance).ravel())
+    assert bool(D.constraints.positive_definite.check(T(x[:50].reshape(50, 2, 2))).all())
+    df = T(5.0, dtype=ember.float64, requires_grad=True)
+    draws = D.Wishart(df, covariance_matrix=T(cov)).rsample((N,))
+    (g,) = ember.autograd.grad(draws.mean(0).sum(), df)  # d/ddf of E[X].sum() = cov.sum()
+    assert float(g) == pytest.approx(cov.sum(), rel=0.05)
+
+
 def test_lkj_cholesky_draws():
     """Every off-diagonal correlation of LKJ(eta) in d dims has mean 0 and variance 1 / (2 eta + d - 1)."""
     ember.manual_seed(8)

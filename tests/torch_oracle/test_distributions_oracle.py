@@ -66,6 +66,9 @@ CASES = [
     ("LowRankMultivariateNormal", (np.zeros(3), np.array([[1.0], [0.5], [-0.3]]), P3), {}, P3),
     ("LogisticNormal", (P3 - 1, P3), {}, np.array([0.1, 0.2, 0.3, 0.4])),
     ("VonMises", (P3 - 1, P3), {}, P3),
+    ("Wishart", (np.array([2.5, 4.0, 6.0]),), {"covariance_matrix": COV}, COV + np.eye(3)),
+    ("Wishart", (5.0,), {"precision_matrix": COV}, COV + np.eye(3)),
+    ("Wishart", (np.array([3.5, 7.0]),), {"scale_tril": np.linalg.cholesky(COV)}, COV),
     ("InverseGamma", (P3 + 2, P3), {}, P3),
     ("InverseGamma", (P3, P3), {}, P3),
     # float32: PyTorch 2.13's GeneralizedPareto.log_prob and cdf fail on float64 parameters
@@ -159,6 +162,7 @@ KL_PAIRS = [
     ("Dirichlet", (SIMPLEX * 4,), (SIMPLEX[::-1] * 3,)),
     ("MultivariateNormal", (np.zeros(3), COV), (np.ones((2, 3)), COV + np.eye(3))),
     ("ContinuousBernoulli", (Q3,), (Q3[::-1].copy(),)),
+    ("Wishart", (np.array([4.0, 6.0]), COV), (np.array([5.0, 3.5]), COV + np.eye(3))),
 ]
 
 
