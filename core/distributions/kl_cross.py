@@ -8,6 +8,7 @@ import math
 from .. import _dtype as _D
 from .. import ops as _ops
 from .continuous import Exponential, Laplace, Normal, Uniform
+from .continuous_bernoulli import ContinuousBernoulli
 from .derived import Gumbel, Pareto
 from .discrete import Bernoulli, Binomial, Poisson
 from .gamma_family import Beta, Gamma
@@ -40,7 +41,11 @@ for _p, _qs in ((Normal, (Beta, Exponential, Gamma, Pareto, Uniform)),
                 (Gamma, (Beta, Pareto, Uniform)),
                 (Beta, (Pareto,)),
                 (Pareto, (Beta, Uniform)),
-                (Poisson, (Bernoulli, Binomial))):
+                (Poisson, (Bernoulli, Binomial)),
+                (ContinuousBernoulli, (Pareto,)),
+                (Exponential, (ContinuousBernoulli,)), (Gamma, (ContinuousBernoulli,)),
+                (Gumbel, (ContinuousBernoulli,)), (Laplace, (ContinuousBernoulli,)),
+                (Normal, (ContinuousBernoulli,)), (Pareto, (ContinuousBernoulli,))):
     for _q in _qs:
         register_kl(_p, _q)(_infinite)
 
@@ -110,6 +115,11 @@ def _kl_any_normal(p, q):
     return -p.entropy() - _log_normal_q(p, q)
 
 
+@register_kl(ContinuousBernoulli, Normal)
+def _kl_cb_normal(p, q):
+    return -p.entropy() - _log_normal_q(p, q)
+
+
 @register_kl(Pareto, Normal)
 def _kl_pareto_normal(p, q):
     kl = -p.entropy() - _log_normal_q(p, q)
@@ -123,6 +133,33 @@ def _positive_support(p):
     if isinstance(p, Uniform):
         return p.low >= 0
     return _ops.ones_like(p.mean, dtype=_D.bool)
+
+
+@register_kl(ContinuousBernoulli, Exponential)
+def _kl_cb_exponential(p, q):
+    return -p.entropy() - (q.rate.log() - q.rate * p.mean)
+
+
+@register_kl(ContinuousBernoulli, Uniform)
+def _kl_cb_uniform(p, q):
+    kl = -p.entropy() + (q.high - q.low).log()
+    return _ops.where((q.low > 0) | (q.high < 1), math.inf, kl)
+
+
+def _log_cb_q(mean, q):
+    """E[log q(X)] for q continuous Bernoulli: log q is linear in x."""
+    return q._log_norm() + mean * q.probs.log() + (1 - mean) * (-q.probs).log1p()
+
+
+@register_kl(Beta, ContinuousBernoulli)
+def _kl_beta_cb(p, q):
+    return -p.entropy() - _log_cb_q(p.mean, q)
+
+
+@register_kl(Uniform, ContinuousBernoulli)
+def _kl_uniform_cb(p, q):
+    kl = -p.entropy() - _log_cb_q(p.mean, q)
+    return _ops.where((p.low < 0) | (p.high > 1), math.inf, kl)
 
 
 @register_kl(Beta, Exponential)

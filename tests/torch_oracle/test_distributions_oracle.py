@@ -248,7 +248,8 @@ CROSS = [
     ("Beta", (P3, P3 + 0.3)), ("Exponential", (P3,)), ("Gamma", (P3 + 0.5, P3)), ("Normal", (P3 - 1, P3)),
     ("Gumbel", (P3 - 1, P3)), ("Laplace", (P3 - 1, P3)), ("Uniform", (P3 * 0.1, P3 * 0.2 + 0.3)),
     ("Uniform", (P3 - 1.5, P3)), ("Pareto", (P3, P3 + 1.5)), ("Pareto", (P3, P3 * 0.5)),
-    ("Bernoulli", (Q3,)), ("Poisson", (P3,)), ("Binomial", (5.0, Q3)),
+    ("Bernoulli", (Q3,)), ("Poisson", (P3,)), ("Binomial", (5.0, Q3)), ("ContinuousBernoulli", (Q3,)),
+    ("ContinuousBernoulli", (np.array([0.4995, 0.7, 0.1]),)), ("Uniform", (Q3 * 0.1, Q3 * 0.5 + 0.5)),
 ]
 
 
