@@ -37,19 +37,13 @@ def _lgamma(t):
 class _Binary:
     """``probs``/``logits`` of binary events, each computed from the other on first use."""
 
-    is_binary = True
-
     @lazy_property
     def logits(self):
-        return probs_to_logits(self.probs, is_binary=self.is_binary)
+        return probs_to_logits(self.probs, is_binary=True)
 
     @lazy_property
     def probs(self):
-        return logits_to_probs(self.logits, is_binary=self.is_binary)
-
-    @property
-    def param_shape(self):
-        return self._param.size()
+        return logits_to_probs(self.logits, is_binary=True)
 
     def _take(self, probs, logits):
         _one_of(probs, logits)
@@ -80,6 +74,10 @@ class Bernoulli(_Binary, ExponentialFamily):
         new = self._expand_params(Bernoulli, batch_shape, _instance, ("probs", "logits"))
         new._param = new.__dict__["probs" if "probs" in self.__dict__ and self._param is self.probs else "logits"]
         return new
+
+    @property
+    def param_shape(self):
+        return self._param.size()
 
     @property
     def mean(self):
@@ -190,6 +188,10 @@ class Binomial(_Binary, Distribution):
     @constraints.dependent_property(is_discrete=True, event_dim=0)
     def support(self):
         return constraints.integer_interval(0, self.total_count)
+
+    @property
+    def param_shape(self):
+        return self._param.size()
 
     @property
     def mean(self):
