@@ -538,7 +538,7 @@ class CorrCholeskyTransform(_Parameterless):
         eps = _D.finfo(y.dtype).eps
         return z.clamp(min=-1 + eps, max=1 - eps).atanh()
 
-    def log_abs_det_jacobian(self, x, y):
+    def log_abs_det_jacobian(self, x, y, intermediates=None):
         z = vec_to_tril_matrix(x.tanh(), diag=-1)
         left = tril_matrix_to_vec(self._left(z), diag=-1)
         tanh_part = 2.0 * (math.log(2.0) - x - _F.softplus(-2.0 * x))  # log(1 - tanh(x)^2)

@@ -121,7 +121,7 @@ class Dirichlet(ExponentialFamily):
     def expand(self, batch_shape, _instance=None):
         return self._expand_params(Dirichlet, batch_shape, _instance, ("concentration",))
 
-    def rsample(self, sample_shape=Size()):
+    def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
         g = _sampling.standard_gamma_rsample(self.concentration.expand(shape))
         x = g / g.sum(-1, keepdim=True)
