@@ -16,14 +16,14 @@ from ._transform_base import StickBreakingTransform
 from .continuous import Cauchy, Exponential, Normal, Uniform
 from .discrete import Categorical
 from .distribution import Distribution
-from .utils import broadcast_all, clamp_probs, lazy_property, logits_to_probs, probs_to_logits
+from .utils import broadcast_all, clamp_probs, euler_constant, lazy_property, logits_to_probs, probs_to_logits
 from .wrappers import Independent, TransformedDistribution
 
 __all__ = ["ExpRelaxedCategorical", "Gumbel", "HalfCauchy", "HalfNormal", "Kumaraswamy", "LogNormal",
            "LogisticNormal", "LogitRelaxedBernoulli", "Pareto", "RelaxedBernoulli", "RelaxedOneHotCategorical",
            "Weibull"]
 
-_EULER = 0.57721566490153286061
+_EULER = euler_constant
 
 
 def _lgamma(t):

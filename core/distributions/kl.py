@@ -20,6 +20,7 @@ from .discrete import Bernoulli, Binomial, Categorical, Geometric, OneHotCategor
 from .distribution import Distribution, ExponentialFamily
 from .gamma_family import Beta, Dirichlet, Gamma
 from .multivariate import LowRankMultivariateNormal, MultivariateNormal
+from .utils import euler_constant
 from .wrappers import Independent, TransformedDistribution
 
 __all__ = ["kl_divergence", "register_kl"]
@@ -161,8 +162,7 @@ def _kl_cauchy_cauchy(p, q):
 def _kl_gumbel_gumbel(p, q):
     r = p.scale / q.scale
     shift = (p.loc - q.loc) / q.scale
-    euler = 0.57721566490153286061
-    return -r.log() - euler * (1 - r) + shift + (-shift).exp() * _ops.lgamma(r + 1).exp() - 1
+    return -r.log() - euler_constant * (1 - r) + shift + (-shift).exp() * _ops.lgamma(r + 1).exp() - 1
 
 
 @register_kl(Uniform, Uniform)

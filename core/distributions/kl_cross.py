@@ -13,10 +13,11 @@ from .derived import Gumbel, Pareto
 from .discrete import Bernoulli, Binomial, Poisson
 from .gamma_family import Beta, Gamma
 from .kl import register_kl
+from .utils import euler_constant
 
 __all__: list = []
 
-_EULER = 0.57721566490153286061
+_EULER = euler_constant
 _HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
 
 

@@ -9,8 +9,11 @@ from .. import ops as _ops
 from .._tensor import Tensor
 from ..autograd import enable_grad
 
-__all__ = ["broadcast_all", "clamp_probs", "lazy_property", "logits_to_probs", "probs_to_logits",
+__all__ = ["broadcast_all", "clamp_probs", "euler_constant", "lazy_property", "logits_to_probs", "probs_to_logits",
            "tril_matrix_to_vec", "vec_to_tril_matrix"]
+
+#: the Euler-Mascheroni constant
+euler_constant = 0.57721566490153286061
 
 
 def broadcast_all(*values):
