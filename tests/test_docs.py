@@ -40,7 +40,8 @@ NEEDS = {"docs/distributed.md": ["mpi4py"], "docs/serialization.md": ["safetenso
          "docs/cuda.md": ["mpi4py", _gpus(2)]}
 # pages whose every print(...) line ends with "# what it prints" ("..." at the end: a prefix)
 CHECK_OUTPUT = {"docs/amp.md", "docs/devices.md", "docs/extending.md", "docs/sparse.md", "docs/compat.md",
-                "docs/multiprocessing.md", "docs/complex.md", "README.md", "docs/linalg.md", "docs/fft.md"}
+                "docs/multiprocessing.md", "docs/complex.md", "README.md", "docs/linalg.md", "docs/fft.md",
+                "docs/distributions.md"}
 
 
 def blocks(path: str) -> list:
