@@ -35,6 +35,8 @@ CASES = [
     ("time_sequence_lbfgs", "time_sequence_prediction.py", []),
     ("siamese", "siamese_network.py", []),
     ("super_resolution", "super_resolution.py", []),
+    ("reinforce_categorical", "reinforce.py", ["--policy", "categorical"]),
+    ("reinforce_gaussian", "reinforce.py", ["--policy", "gaussian"]),
 ]
 # Hogwild shares the model through CPU shared memory between processes
 NOT_ON_OPENCL = {"mnist_hogwild"}
@@ -64,7 +66,7 @@ def assert_loss_fell(proc):
 def test_every_script_is_run():
     scripts = sorted(f for f in os.listdir(CORPUS) if f.endswith(".py"))
     assert scripts == sorted({s for _, s, _ in CASES})
-    assert len(scripts) == 11
+    assert len(scripts) == 12
 
 
 EMBER = (sys.executable, "-m", "ember.testing.torch_alias")
