@@ -1,59 +1,60 @@
-"""Fetchers: turn one index (or a batch of indices) from the sampler into one collated item."""
+"""Fetchers: turn what the sampler yields (one index, or a batch of indices) into one collated
+item of the DataLoader. ``_DatasetKind.create_fetcher`` picks the fetcher for a dataset."""
 from __future__ import annotations
+
+from itertools import islice
 
 
 class _BaseDatasetFetcher:
+    """Holds the dataset and the loader's collation settings; ``fetch`` is the subclass's."""
+
     def __init__(self, dataset, auto_collation: bool, collate_fn, drop_last: bool) -> None:
-        self.dataset = dataset
-        self.auto_collation = auto_collation
-        self.collate_fn = collate_fn
-        self.drop_last = drop_last
+        self.dataset, self.collate_fn = dataset, collate_fn
+        self.auto_collation, self.drop_last = auto_collation, drop_last
 
     def fetch(self, possibly_batched_index):
         raise NotImplementedError
 
 
 class _IterableDatasetFetcher(_BaseDatasetFetcher):
-    """Draws the next sample (or ``len(index)`` samples) from the dataset's iterator; raises
-    StopIteration when it is exhausted (or, with ``drop_last``, when a batch would be short)."""
+    """Reads an iterable-style dataset in order: the index only says how many samples make a
+    batch. StopIteration ends the epoch once the iterator is exhausted, and also replaces a
+    final short batch when ``drop_last`` is set."""
 
     def __init__(self, dataset, auto_collation, collate_fn, drop_last) -> None:
         super().__init__(dataset, auto_collation, collate_fn, drop_last)
-        self.dataset_iter = iter(dataset)
-        self.ended = False
+        self._source = iter(dataset)
+        self._exhausted = False
 
     def fetch(self, possibly_batched_index):
-        if self.ended:
+        if self._exhausted:
             raise StopIteration
-        if self.auto_collation:
-            data = []
-            for _ in possibly_batched_index:
-                try:
-                    data.append(next(self.dataset_iter))
-                except StopIteration:
-                    self.ended = True
-                    break
-            if len(data) == 0 or (self.drop_last and len(data) < len(possibly_batched_index)):
-                raise StopIteration
-        else:
-            data = next(self.dataset_iter)
-        return self.collate_fn(data)
+        if not self.auto_collation:
+            return self.collate_fn(next(self._source))
+        wanted = len(possibly_batched_index)
+        batch = list(islice(self._source, wanted))
+        short = len(batch) < wanted
+        if short:  # the iterator ran dry while filling this batch
+            self._exhausted = True
+        if not batch or (short and self.drop_last):
+            raise StopIteration
+        return self.collate_fn(batch)
 
 
 class _MapDatasetFetcher(_BaseDatasetFetcher):
-    """``collate_fn([dataset[i] for i in batch])``, through ``dataset.__getitems__`` when the
-    dataset has one (a batched read), or ``collate_fn(dataset[index])`` without batching."""
+    """Indexes a map-style dataset: ``collate_fn([dataset[i] for i in batch])`` (one
+    ``dataset.__getitems__(batch)`` call when the dataset defines it), or
+    ``collate_fn(dataset[index])`` without batching."""
 
     def fetch(self, possibly_batched_index):
-        if self.auto_collation:
-            getitems = getattr(self.dataset, "__getitems__", None)
-            if getitems:
-                data = getitems(possibly_batched_index)
-            else:
-                data = [self.dataset[idx] for idx in possibly_batched_index]
+        if not self.auto_collation:
+            return self.collate_fn(self.dataset[possibly_batched_index])
+        batched_read = getattr(self.dataset, "__getitems__", None)
+        if batched_read:
+            samples = batched_read(possibly_batched_index)
         else:
-            data = self.dataset[possibly_batched_index]
-        return self.collate_fn(data)
+            samples = [self.dataset[i] for i in possibly_batched_index]
+        return self.collate_fn(samples)
 
 
 class _DatasetKind:
@@ -62,6 +63,5 @@ class _DatasetKind:
 
     @staticmethod
     def create_fetcher(kind, dataset, auto_collation, collate_fn, drop_last):
-        if kind == _DatasetKind.Map:
-            return _MapDatasetFetcher(dataset, auto_collation, collate_fn, drop_last)
-        return _IterableDatasetFetcher(dataset, auto_collation, collate_fn, drop_last)
+        fetcher = _MapDatasetFetcher if kind == _DatasetKind.Map else _IterableDatasetFetcher
+        return fetcher(dataset, auto_collation, collate_fn, drop_last)
