@@ -15,32 +15,37 @@ def _shape(normalized_shape) -> tuple:
     return (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
 
 
+def _affine_parameters(module, shape, scale: bool, shift: bool, device, dtype) -> None:
+    """Register ``weight`` and ``bias`` (in that order) of ``shape``, or None for those not wanted;
+    their values come from :func:`_unit_affine`."""
+    for name, wanted in (("weight", scale), ("bias", shift)):
+        value = Parameter(_factory.empty(shape, device=device, dtype=dtype)) if wanted else None
+        module.register_parameter(name, value)
+
+
+def _unit_affine(module) -> None:
+    """The identity affine map: weight ones, bias zeros (each where present)."""
+    if module.weight is not None:
+        init.ones_(module.weight)
+    if module.bias is not None:
+        init.zeros_(module.bias)
+
+
 class LayerNorm(Module):
-    """Normalises over the trailing ``normalized_shape`` dims with elementwise affine (ones, zeros)."""
+    """Normalises over the trailing ``normalized_shape`` dims, then applies the elementwise affine
+    map (weight and, with ``bias=True``, bias) when ``elementwise_affine``."""
 
     def __init__(self, normalized_shape, eps: float = 1e-5, elementwise_affine: bool = True, bias: bool = True,
                  device=None, dtype=None) -> None:
         super().__init__()
-        self.normalized_shape = _shape(normalized_shape)
-        self.eps = eps
+        self.normalized_shape, self.eps = _shape(normalized_shape), eps
         self.elementwise_affine = elementwise_affine
-        fk = {"device": device, "dtype": dtype}
-        if elementwise_affine:
-            self.weight = Parameter(_factory.empty(self.normalized_shape, **fk))
-            if bias:
-                self.bias = Parameter(_factory.empty(self.normalized_shape, **fk))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, self.normalized_shape, elementwise_affine, elementwise_affine and bias, device,
+                           dtype)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        if self.elementwise_affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _unit_affine(self)
 
     def forward(self, input: Tensor) -> Tensor:
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
@@ -51,33 +56,21 @@ class LayerNorm(Module):
 
 
 class GroupNorm(Module):
-    """Normalises groups of channels; affine per channel (ones, zeros)."""
+    """Normalises each of ``num_groups`` groups of channels, then applies a per-channel affine map
+    when ``affine``."""
 
     def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5, affine: bool = True, device=None,
                  dtype=None, *, bias: bool = True) -> None:
         super().__init__()
-        if num_channels % num_groups != 0:
+        if num_channels % num_groups:
             raise ValueError("num_channels must be divisible by num_groups")
-        self.num_groups = num_groups
-        self.num_channels = num_channels
-        self.eps = eps
-        self.affine = affine
-        fk = {"device": device, "dtype": dtype}
-        if affine:
-            self.weight = Parameter(_factory.empty(num_channels, **fk))
-        else:
-            self.register_parameter("weight", None)
-        if affine and bias:
-            self.bias = Parameter(_factory.empty(num_channels, **fk))
-        else:
-            self.register_parameter("bias", None)
+        self.num_groups, self.num_channels = num_groups, num_channels
+        self.eps, self.affine = eps, affine
+        _affine_parameters(self, (num_channels,), affine, affine and bias, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _unit_affine(self)
 
     def forward(self, input: Tensor) -> Tensor:
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
@@ -93,17 +86,15 @@ class RMSNorm(Module):
     def __init__(self, normalized_shape, eps: float | None = None, elementwise_affine: bool = True, device=None,
                  dtype=None) -> None:
         super().__init__()
-        self.normalized_shape = _shape(normalized_shape)
-        self.eps = eps
+        self.normalized_shape, self.eps = _shape(normalized_shape), eps
         self.elementwise_affine = elementwise_affine
-        if elementwise_affine:
-            self.weight = Parameter(_factory.empty(self.normalized_shape, device=device, dtype=dtype))
-        else:
-            self.register_parameter("weight", None)
+        weight = Parameter(_factory.empty(self.normalized_shape, device=device, dtype=dtype)) \
+            if elementwise_affine else None
+        self.register_parameter("weight", weight)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        if self.elementwise_affine:
+        if self.weight is not None:
             init.ones_(self.weight)
 
     def forward(self, x: Tensor) -> Tensor:
@@ -118,10 +109,7 @@ class LocalResponseNorm(Module):
 
     def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0) -> None:
         super().__init__()
-        self.size = size
-        self.alpha = alpha
-        self.beta = beta
-        self.k = k
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
 
     def forward(self, input: Tensor) -> Tensor:
         return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
