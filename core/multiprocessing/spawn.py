@@ -26,16 +26,21 @@ log = logging.getLogger(__name__)
 
 
 class ProcessException(Exception):
+    """A child process of :func:`start_processes` failed: the ``error_index``-th one, whose pid
+    was ``error_pid``; ``msg`` describes the failure."""
+
     __slots__ = ["error_index", "error_pid"]
 
     def __init__(self, msg: str, error_index: int, error_pid: int):
         super().__init__(msg)
-        self.msg = msg
-        self.error_index = error_index
-        self.error_pid = error_pid
+        self.msg, self.error_index, self.error_pid = msg, error_index, error_pid
+
+    def _init_args(self) -> tuple:
+        return self.msg, self.error_index, self.error_pid
 
     def __reduce__(self):
-        return type(self), (self.msg, self.error_index, self.error_pid)
+        # rebuilt from the constructor's arguments (the slots are not in Exception's args)
+        return type(self), self._init_args()
 
 
 class ProcessRaisedException(ProcessException):
@@ -43,17 +48,16 @@ class ProcessRaisedException(ProcessException):
 
 
 class ProcessExitedException(ProcessException):
-    """A process exited with a non-zero code or was killed by a signal."""
+    """A process exited with a non-zero code, or was killed by a signal (``signal_name``)."""
 
     __slots__ = ["exit_code"]
 
     def __init__(self, msg: str, error_index: int, error_pid: int, exit_code: int, signal_name: str | None = None):
         super().__init__(msg, error_index, error_pid)
-        self.exit_code = exit_code
-        self.signal_name = signal_name
+        self.exit_code, self.signal_name = exit_code, signal_name
 
-    def __reduce__(self):
-        return type(self), (self.msg, self.error_index, self.error_pid, self.exit_code, self.signal_name)
+    def _init_args(self) -> tuple:
+        return (*super()._init_args(), self.exit_code, self.signal_name)
 
 
 def _set_pdeathsig(sig) -> None:
@@ -65,25 +69,29 @@ def _set_pdeathsig(sig) -> None:
             pass
 
 
-def _wrap(fn, i, args, error_file):
+def _child(fn, i, args, error_file):
+    """The body of child ``i``: run ``fn``; on an exception, leave its traceback in
+    ``error_file`` for the parent and exit with status 1."""
     _set_pdeathsig(signal.SIGINT)
     try:
         fn(i, *args)
-    except KeyboardInterrupt:
-        pass  # the parent interrupted us
+        return
+    except KeyboardInterrupt:  # the parent is stopping us: not an error of ours
+        return
     except Exception:
-        with open(error_file, "wb") as fh:
-            pickle.dump(traceback.format_exc(), fh)
-        sys.exit(1)
+        report = traceback.format_exc()
+    with open(error_file, "wb") as fh:
+        pickle.dump(report, fh)
+    sys.exit(1)
 
 
 class ProcessContext:
     """The processes of one :func:`start_processes` call."""
 
     def __init__(self, processes, error_files):
-        self.error_files = error_files
-        self.processes = processes
-        self.sentinels = {p.sentinel: i for i, p in enumerate(processes)}
+        self.processes, self.error_files = processes, error_files
+        # the processes not joined yet, by their sentinel (what connection.wait watches)
+        self.sentinels = {proc.sentinel: rank for rank, proc in enumerate(processes)}
 
     def pids(self):
         return [int(p.pid) for p in self.processes]
@@ -99,17 +107,15 @@ class ProcessContext:
         ``grace_period``) and raises the failure."""
         if not self.sentinels:
             return True
-        ready = multiprocessing.connection.wait(self.sentinels.keys(), timeout=timeout)
         error_index = None
-        for sentinel in ready:
-            index = self.sentinels.pop(sentinel)
-            p = self.processes[index]
-            p.join()
-            if p.exitcode != 0:
-                error_index = index
+        for done in multiprocessing.connection.wait(self.sentinels.keys(), timeout=timeout):
+            rank = self.sentinels.pop(done)
+            self.processes[rank].join()
+            if self.processes[rank].exitcode:
+                error_index = rank
                 break
         if error_index is None:
-            return not self.sentinels
+            return len(self.sentinels) == 0
         if grace_period is not None:
             self._join_procs_with_timeout(grace_period)
         for p in self.processes:
@@ -161,15 +167,16 @@ def start_processes(fn, args=(), nprocs=1, join=True, daemon=False, start_method
         fd, name = tempfile.mkstemp(prefix="ember-errorfile-", suffix=".pickle")
         os.close(fd)
         os.unlink(name)
-        p = mp.Process(target=_wrap, args=(fn, i, args, name), daemon=daemon)
-        p.start()
+        child = mp.Process(target=_child, args=(fn, i, args, name), daemon=daemon)
+        child.start()
         error_files.append(name)
-        processes.append(p)
-    context = ProcessContext(processes, error_files)
-    if not join:
-        return context
-    while not context.join():
-        pass
+        processes.append(child)
+    running = ProcessContext(processes, error_files)
+    if join:
+        while not running.join():
+            pass
+        return None
+    return running
 
 
 def spawn(fn, args=(), nprocs=1, join=True, daemon=False, start_method="spawn"):
