@@ -63,37 +63,32 @@ class RNNBase(Module):
             raise ValueError("proj_size has to be smaller than hidden_size")
         if mode not in _GATES:
             raise ValueError("Unrecognized RNN mode: " + mode)
-        self.mode = mode
-        self.input_size = input_size
-        self.hidden_size = hidden_size
-        self.num_layers = num_layers
-        self.bias = bias
-        self.batch_first = batch_first
-        self.dropout = float(dropout)
-        self.bidirectional = bidirectional
-        self.proj_size = proj_size
+        config = {"mode": mode, "input_size": input_size, "hidden_size": hidden_size, "num_layers": num_layers,
+                  "bias": bias, "batch_first": batch_first, "dropout": float(dropout),
+                  "bidirectional": bidirectional, "proj_size": proj_size}
+        for attr, value in config.items():
+            setattr(self, attr, value)
         gate_size = _GATES[mode] * hidden_size
         D = 2 if bidirectional else 1
         real_hidden = proj_size if proj_size > 0 else hidden_size
         fk = {"device": device, "dtype": dtype}
-        self._flat_weights_names = []
-        self._all_weights = []
-        for layer in range(num_layers):
-            for direction in range(D):
-                layer_in = input_size if layer == 0 else real_hidden * D
-                shapes = [("weight_ih", (gate_size, layer_in)), ("weight_hh", (gate_size, real_hidden))]
-                if bias:
-                    shapes += [("bias_ih", (gate_size,)), ("bias_hh", (gate_size,))]
-                if proj_size > 0:
-                    shapes.append(("weight_hr", (proj_size, hidden_size)))
-                sfx = "_reverse" if direction == 1 else ""
-                names = []
-                for base, shape in shapes:
-                    name = f"{base}_l{layer}{sfx}"
-                    setattr(self, name, Parameter(_factory.empty(shape, **fk)))
-                    names.append(name)
-                self._flat_weights_names.extend(names)
-                self._all_weights.append(names)
+        # parameter names in registration order, flat and grouped per (layer, direction)
+        self._flat_weights_names, self._all_weights = [], []
+        for layer, direction in ((n, d) for n in range(num_layers) for d in range(D)):
+            layer_in = input_size if layer == 0 else real_hidden * D
+            shapes = [("weight_ih", (gate_size, layer_in)), ("weight_hh", (gate_size, real_hidden))]
+            if bias:
+                shapes += [("bias_ih", (gate_size,)), ("bias_hh", (gate_size,))]
+            if proj_size > 0:
+                shapes.append(("weight_hr", (proj_size, hidden_size)))
+            sfx = "_reverse" if direction == 1 else ""
+            names = []
+            for base, shape in shapes:
+                name = f"{base}_l{layer}{sfx}"
+                setattr(self, name, Parameter(_factory.empty(shape, **fk)))
+                names.append(name)
+            self._flat_weights_names.extend(names)
+            self._all_weights.append(names)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -276,6 +271,11 @@ class RNNBase(Module):
         return self._forward_impl(input, hx, self.mode == "LSTM")
 
 
+def _refuse_projection(kwargs) -> None:
+    if "proj_size" in kwargs:
+        raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
+
+
 class RNN(RNNBase):
     """Elman RNN: ``h_t = act(x_t W_ih^T + b_ih + h_{t-1} W_hh^T + b_hh)`` with ``act`` tanh or relu
     (``nonlinearity``). ``forward(input, h_0=None) -> (output, h_n)``.
@@ -286,20 +286,15 @@ class RNN(RNNBase):
     """
 
     def __init__(self, *args, **kwargs) -> None:
-        if "proj_size" in kwargs:
-            raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
-        if len(args) > 3:
-            self.nonlinearity = args[3]
-            args = args[:3] + args[4:]
-        else:
-            self.nonlinearity = kwargs.pop("nonlinearity", "tanh")
-        if self.nonlinearity == "tanh":
-            mode = "RNN_TANH"
-        elif self.nonlinearity == "relu":
-            mode = "RNN_RELU"
-        else:
-            raise ValueError(f"Unknown nonlinearity '{self.nonlinearity}'. Select from 'tanh' or 'relu'.")
-        super().__init__(mode, *args, **kwargs)
+        _refuse_projection(kwargs)
+        # nonlinearity is RNN's fourth positional parameter (after num_layers), absent from RNNBase
+        rest = list(args)
+        nonlinearity = rest.pop(3) if len(rest) > 3 else kwargs.pop("nonlinearity", "tanh")
+        mode = "RNN_TANH" if nonlinearity == "tanh" else "RNN_RELU" if nonlinearity == "relu" else None
+        if mode is None:
+            raise ValueError(f"Unknown nonlinearity '{nonlinearity}'. Select from 'tanh' or 'relu'.")
+        self.nonlinearity = nonlinearity
+        super().__init__(mode, *rest, **kwargs)
 
 
 class LSTM(RNNBase):
@@ -321,8 +316,7 @@ class GRU(RNNBase):
     ``forward(input, h_0=None) -> (output, h_n)``."""
 
     def __init__(self, *args, **kwargs) -> None:
-        if "proj_size" in kwargs:
-            raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
+        _refuse_projection(kwargs)
         super().__init__("GRU", *args, **kwargs)
 
 
@@ -335,18 +329,14 @@ class RNNCellBase(Module):
     def __init__(self, input_size: int, hidden_size: int, bias: bool, num_chunks: int, device=None,
                  dtype=None) -> None:
         super().__init__()
-        self.input_size = input_size
-        self.hidden_size = hidden_size
-        self.bias = bias
-        fk = {"device": device, "dtype": dtype}
-        self.weight_ih = Parameter(_factory.empty((num_chunks * hidden_size, input_size), **fk))
-        self.weight_hh = Parameter(_factory.empty((num_chunks * hidden_size, hidden_size), **fk))
-        if bias:
-            self.bias_ih = Parameter(_factory.empty(num_chunks * hidden_size, **fk))
-            self.bias_hh = Parameter(_factory.empty(num_chunks * hidden_size, **fk))
-        else:
-            self.register_parameter("bias_ih", None)
-            self.register_parameter("bias_hh", None)
+        self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bias
+        rows = num_chunks * hidden_size
+        shapes = {"weight_ih": (rows, input_size), "weight_hh": (rows, hidden_size), "bias_ih": (rows,),
+                  "bias_hh": (rows,)}
+        for name, shape in shapes.items():
+            wanted = bias or not name.startswith("bias")
+            value = Parameter(_factory.empty(shape, device=device, dtype=dtype)) if wanted else None
+            self.register_parameter(name, value)
         self.reset_parameters()
 
     def extra_repr(self) -> str:
