@@ -38,6 +38,60 @@ def _draw_base_seed(generator) -> int:
     return int(empty((), dtype=D.int64).random_(generator=generator).item())
 
 
+def _checked_worker_options(num_workers, timeout, prefetch_factor, persistent_workers):
+    """Validate the multi-process options; returns ``prefetch_factor`` with its default (2 with
+    workers, None without)."""
+    if isinstance(num_workers, bool) or not isinstance(num_workers, int):
+        raise TypeError(f"num_workers option should be an int, but got num_workers={num_workers!r}")
+    if num_workers < 0:
+        raise ValueError("num_workers option should be non-negative; use num_workers=0 to disable "
+                         "multiprocessing.")
+    if timeout < 0:
+        raise ValueError("timeout option should be non-negative")
+    in_process = num_workers == 0
+    if timeout > 0 and in_process:
+        # PyTorch fails later with an AssertionError on iter(); a batch made in the calling
+        # process cannot be interrupted, so refuse the combination up front
+        raise ValueError(f"timeout option (timeout={timeout}) needs multi-process loading (num_workers > 0), "
+                         "but got num_workers=0")
+    if prefetch_factor is None:
+        prefetch_factor = None if in_process else 2
+    elif in_process:
+        raise ValueError("prefetch_factor option could only be specified in multiprocessing.let num_workers > 0 "
+                         "to enable multiprocessing, otherwise set prefetch_factor to None.")
+    elif isinstance(prefetch_factor, bool) or not isinstance(prefetch_factor, int) or prefetch_factor < 1:
+        # PyTorch accepts 0, which never requests a batch and hangs
+        raise ValueError(f"prefetch_factor option should be a positive integer, but got "
+                         f"prefetch_factor={prefetch_factor!r}")
+    if persistent_workers and in_process:
+        raise ValueError("persistent_workers option needs num_workers > 0")
+    return prefetch_factor
+
+
+def _refuse_sampling_options(shuffle, sampler, batch_sampler) -> None:
+    """An IterableDataset orders its own samples: shuffle, sampler and batch_sampler must be unset."""
+    for name, value, unset in (("shuffle", shuffle, shuffle in (False, None)), ("sampler", sampler, sampler is None),
+                               ("batch_sampler", batch_sampler, batch_sampler is None)):
+        if not unset:
+            raise ValueError(f"DataLoader with IterableDataset: expected unspecified {name} option, but got "
+                             f"{name}={value}")
+
+
+def _checked_batching(batch_size, shuffle, sampler, batch_sampler, drop_last):
+    """Check that the sampling options fit together; returns ``(batch_size, drop_last)``, both
+    cleared when a ``batch_sampler`` makes the batches."""
+    if shuffle and sampler is not None:
+        raise ValueError("sampler option is mutually exclusive with shuffle")
+    if batch_sampler is None:
+        if drop_last and batch_size is None:
+            raise ValueError("batch_size=None option disables auto-batching and is mutually exclusive with drop_last")
+        return batch_size, drop_last
+    if batch_size != 1 or shuffle or sampler is not None or drop_last:
+        raise ValueError("batch_sampler option is mutually exclusive with batch_size, shuffle, sampler, and "
+                         "drop_last")
+    return None, False
+
+
 class DataLoader(Generic[T_co]):
     """Iterate over ``dataset`` in batches.
 
@@ -80,86 +134,32 @@ class DataLoader(Generic[T_co]):
                  drop_last: bool = False, timeout: float = 0, worker_init_fn: Callable | None = None,
                  multiprocessing_context=None, generator=None, *, prefetch_factor: int | None = None,
                  persistent_workers: bool = False, pin_memory_device: str = "", in_order: bool = True) -> None:
-        if isinstance(num_workers, bool) or not isinstance(num_workers, int):
-            raise TypeError(f"num_workers option should be an int, but got num_workers={num_workers!r}")
-        if num_workers < 0:
-            raise ValueError("num_workers option should be non-negative; use num_workers=0 to disable "
-                             "multiprocessing.")
-        if timeout < 0:
-            raise ValueError("timeout option should be non-negative")
-        if timeout > 0 and num_workers == 0:
-            # PyTorch fails later with an AssertionError on iter(); a batch made in the calling
-            # process cannot be interrupted, so refuse the combination up front
-            raise ValueError(f"timeout option (timeout={timeout}) needs multi-process loading (num_workers > 0), "
-                             "but got num_workers=0")
-        if num_workers == 0 and prefetch_factor is not None:
-            raise ValueError("prefetch_factor option could only be specified in multiprocessing.let num_workers > 0 "
-                             "to enable multiprocessing, otherwise set prefetch_factor to None.")
-        if num_workers > 0 and prefetch_factor is None:
-            prefetch_factor = 2
-        elif prefetch_factor is not None and (isinstance(prefetch_factor, bool) or not isinstance(prefetch_factor, int)
-                                              or prefetch_factor < 1):
-            # PyTorch accepts 0, which never requests a batch and hangs
-            raise ValueError(f"prefetch_factor option should be a positive integer, but got "
-                             f"prefetch_factor={prefetch_factor!r}")
-        if persistent_workers and num_workers == 0:
-            raise ValueError("persistent_workers option needs num_workers > 0")
-
-        self.dataset = dataset
-        self.num_workers = num_workers
-        self.prefetch_factor = prefetch_factor
-        self.pin_memory = pin_memory
-        self.pin_memory_device = pin_memory_device
-        self.timeout = timeout
-        self.worker_init_fn = worker_init_fn
-        self.multiprocessing_context = multiprocessing_context
-        self.in_order = in_order
-
-        if isinstance(dataset, IterableDataset):
-            self._dataset_kind = _DatasetKind.Iterable
-            if shuffle not in (False, None):
-                raise ValueError(f"DataLoader with IterableDataset: expected unspecified shuffle option, but got "
-                                 f"shuffle={shuffle}")
-            if sampler is not None:
-                raise ValueError(f"DataLoader with IterableDataset: expected unspecified sampler option, but got "
-                                 f"sampler={sampler}")
-            if batch_sampler is not None:
-                raise ValueError(f"DataLoader with IterableDataset: expected unspecified batch_sampler option, but "
-                                 f"got batch_sampler={batch_sampler}")
+        prefetch_factor = _checked_worker_options(num_workers, timeout, prefetch_factor, persistent_workers)
+        # num_workers first: the multiprocessing_context setter reads it
+        for attr, value in (("dataset", dataset), ("num_workers", num_workers),
+                            ("prefetch_factor", prefetch_factor), ("pin_memory", pin_memory),
+                            ("pin_memory_device", pin_memory_device), ("timeout", timeout),
+                            ("worker_init_fn", worker_init_fn), ("multiprocessing_context", multiprocessing_context),
+                            ("in_order", in_order)):
+            setattr(self, attr, value)
+        iterable = isinstance(dataset, IterableDataset)
+        self._dataset_kind = _DatasetKind.Iterable if iterable else _DatasetKind.Map
+        if iterable:
+            _refuse_sampling_options(shuffle, sampler, batch_sampler)
         else:
             shuffle = bool(shuffle)
-            self._dataset_kind = _DatasetKind.Map
-
-        if sampler is not None and shuffle:
-            raise ValueError("sampler option is mutually exclusive with shuffle")
-        if batch_sampler is not None:
-            if batch_size != 1 or shuffle or sampler is not None or drop_last:
-                raise ValueError("batch_sampler option is mutually exclusive with batch_size, shuffle, sampler, and "
-                                 "drop_last")
-            batch_size = None
-            drop_last = False
-        elif batch_size is None and drop_last:
-            raise ValueError("batch_size=None option disables auto-batching and is mutually exclusive with drop_last")
-
+        batch_size, drop_last = _checked_batching(batch_size, shuffle, sampler, batch_sampler, drop_last)
         if sampler is None:
-            if self._dataset_kind == _DatasetKind.Iterable:
-                sampler = _InfiniteConstantSampler()
-            elif shuffle:
-                sampler = RandomSampler(dataset, generator=generator)
-            else:
-                sampler = SequentialSampler(dataset)
-        if batch_size is not None and batch_sampler is None:
+            sampler = (_InfiniteConstantSampler() if iterable else
+                       RandomSampler(dataset, generator=generator) if shuffle else SequentialSampler(dataset))
+        if batch_sampler is None and batch_size is not None:
             batch_sampler = BatchSampler(sampler, batch_size, drop_last)
-
-        self.batch_size = batch_size
-        self.drop_last = drop_last
-        self.sampler = sampler
-        self.batch_sampler = batch_sampler
-        self.generator = generator
-        if collate_fn is None:
-            collate_fn = default_collate if self._auto_collation else default_convert
-        self.collate_fn = collate_fn
-        self.persistent_workers = persistent_workers
+        for attr, value in (("batch_size", batch_size), ("drop_last", drop_last), ("sampler", sampler),
+                            ("batch_sampler", batch_sampler), ("generator", generator)):
+            setattr(self, attr, value)
+        if collate_fn is None:  # batches are collated, single samples only converted
+            collate_fn = default_collate if batch_sampler is not None else default_convert
+        self.collate_fn, self.persistent_workers = collate_fn, persistent_workers
         self.__initialized = True
         self._IterableDataset_len_called = None
         self._iterator = None
@@ -172,22 +172,25 @@ class DataLoader(Generic[T_co]):
 
     @multiprocessing_context.setter
     def multiprocessing_context(self, multiprocessing_context) -> None:
-        if multiprocessing_context is not None:
-            if self.num_workers > 0:
-                if isinstance(multiprocessing_context, str):
-                    valid = multiprocessing.get_all_start_methods()
-                    if multiprocessing_context not in valid:
-                        raise ValueError(f"multiprocessing_context option should specify a valid start method in "
-                                         f"{valid!r}, but got multiprocessing_context={multiprocessing_context!r}")
-                    multiprocessing_context = multiprocessing.get_context(multiprocessing_context)
-                if not isinstance(multiprocessing_context, multiprocessing.context.BaseContext):
-                    raise TypeError("multiprocessing_context option should be a valid context object or a string "
-                                    f"specifying the start method, but got multiprocessing_context="
-                                    f"{multiprocessing_context}")
-            else:
-                raise ValueError("multiprocessing_context can only be used with multi-process loading "
-                                 f"(num_workers > 0), but got num_workers={self.num_workers}")
-        self.__multiprocessing_context = multiprocessing_context
+        self.__multiprocessing_context = self._as_context(multiprocessing_context)
+
+    def _as_context(self, ctx):
+        """None, or a multiprocessing context (a start method's name is looked up)."""
+        if ctx is None:
+            return None
+        if self.num_workers <= 0:
+            raise ValueError("multiprocessing_context can only be used with multi-process loading "
+                             f"(num_workers > 0), but got num_workers={self.num_workers}")
+        if isinstance(ctx, str):
+            methods = multiprocessing.get_all_start_methods()
+            if ctx not in methods:
+                raise ValueError(f"multiprocessing_context option should specify a valid start method in "
+                                 f"{methods!r}, but got multiprocessing_context={ctx!r}")
+            ctx = multiprocessing.get_context(ctx)
+        if not isinstance(ctx, multiprocessing.context.BaseContext):
+            raise TypeError("multiprocessing_context option should be a valid context object or a string "
+                            f"specifying the start method, but got multiprocessing_context={ctx}")
+        return ctx
 
     def __setattr__(self, attr, val) -> None:
         if self.__initialized and attr in ("batch_size", "batch_sampler", "sampler", "drop_last", "dataset",
@@ -248,20 +251,17 @@ class DataLoader(Generic[T_co]):
 
 
 class _BaseDataLoaderIter:
+    # the loader's settings an iterator copies when it is made: (own attribute, loader attribute)
+    _COPIED = (("_dataset", "dataset"), ("_dataset_kind", "_dataset_kind"), ("_auto_collation", "_auto_collation"),
+               ("_IterableDataset_len_called", "_IterableDataset_len_called"), ("_drop_last", "drop_last"),
+               ("_index_sampler", "_index_sampler"), ("_num_workers", "num_workers"),
+               ("_prefetch_factor", "prefetch_factor"), ("_pin_memory", "pin_memory"), ("_timeout", "timeout"),
+               ("_collate_fn", "collate_fn"), ("_persistent_workers", "persistent_workers"))
+
     def __init__(self, loader: DataLoader) -> None:
-        self._dataset = loader.dataset
-        self._dataset_kind = loader._dataset_kind
-        self._IterableDataset_len_called = loader._IterableDataset_len_called
-        self._auto_collation = loader._auto_collation
-        self._drop_last = loader.drop_last
-        self._index_sampler = loader._index_sampler
-        self._num_workers = loader.num_workers
-        self._prefetch_factor = loader.prefetch_factor
-        self._pin_memory = loader.pin_memory
-        self._pin_memory_device = loader.pin_memory_device or None
-        self._timeout = loader.timeout
-        self._collate_fn = loader.collate_fn
-        self._persistent_workers = loader.persistent_workers
+        for mine, theirs in self._COPIED:
+            setattr(self, mine, getattr(loader, theirs))
+        self._pin_memory_device = loader.pin_memory_device or None  # "" means the default
         self._sampler_iter = iter(self._index_sampler)
         self._base_seed = _draw_base_seed(loader.generator)
         self._num_yielded = 0
