@@ -59,31 +59,29 @@ def schedule(*, wait: int, warmup: int, active: int, repeat: int = 0, skip_first
     recording steps (the last one ``RECORD_AND_SAVE``), ``repeat`` times (0: for ever);
     ``skip_first_wait`` skips the first cycle's wait."""
 
-    def schedule_fn(step: int) -> ProfilerAction:
-        if step < 0:
-            raise AssertionError(f"Step must be non-negative. Got {step}.")
-        if step < skip_first:
-            return ProfilerAction.NONE
-        step -= skip_first
-        if skip_first_wait != 0:
-            step += wait
-        num_steps = wait + warmup + active
-        if repeat > 0 and step / num_steps >= repeat:
-            return ProfilerAction.NONE
-        mod_step = step % num_steps
-        if mod_step < wait:
-            return ProfilerAction.NONE
-        if mod_step < wait + warmup:
-            return ProfilerAction.WARMUP
-        return ProfilerAction.RECORD if mod_step < num_steps - 1 else ProfilerAction.RECORD_AND_SAVE
-
-    if wait < 0 or warmup < 0 or active <= 0 or repeat < 0 or skip_first < 0:
+    if min(wait, warmup, repeat, skip_first) < 0 or active <= 0:
         raise AssertionError(
             f"Invalid profiler schedule arguments. Got wait={wait} (need >= 0), warmup={warmup} (need >= 0), "
             f"active={active} (need > 0), repeat={repeat} (need >= 0), skip_first={skip_first} (need >= 0).")
     if warmup == 0:
         warnings.warn("Profiler won't be using warmup, this can skew profiler results", stacklevel=2)
-    return schedule_fn
+    period = wait + warmup + active
+    # skip_first_wait: start the count inside the first cycle, just after its wait
+    offset = (wait if skip_first_wait else 0) - skip_first
+
+    def action_at(step: int) -> ProfilerAction:
+        if step < 0:
+            raise AssertionError(f"Step must be non-negative. Got {step}.")
+        if step < skip_first:
+            return ProfilerAction.NONE
+        cycle, pos = divmod(step + offset, period)
+        if 0 < repeat <= cycle or pos < wait:
+            return ProfilerAction.NONE
+        if pos < wait + warmup:
+            return ProfilerAction.WARMUP
+        return ProfilerAction.RECORD_AND_SAVE if pos == period - 1 else ProfilerAction.RECORD
+
+    return action_at
 
 
 def _default_schedule(_: int) -> ProfilerAction:
@@ -95,22 +93,20 @@ def tensorboard_trace_handler(dir_name: str, worker_name: str | None = None, use
     """An ``on_trace_ready`` that writes each cycle's Chrome trace into ``dir_name`` as
     ``{worker_name}.{time_ns}.pt.trace.json[.gz]`` (worker: ``hostname_pid``)."""
 
-    def handler_fn(prof) -> None:
-        nonlocal worker_name
+    def write_trace(prof) -> None:
         try:
             os.makedirs(dir_name, exist_ok=True)
         except Exception as e:
             raise RuntimeError("Can't create directory: " + dir_name) from e
-        if not worker_name:
-            worker_name = f"{socket.gethostname()}_{os.getpid()}"
-        path = os.path.join(dir_name, f"{worker_name}.{time.time_ns()}.pt.trace.json")
+        who = worker_name or f"{socket.gethostname()}_{os.getpid()}"
+        path = os.path.join(dir_name, f"{who}.{time.time_ns()}.pt.trace.json")
         prof.export_chrome_trace(path)
         if use_gzip:
             with open(path, "rb") as src, gzip.open(path + ".gz", "wb") as dst:
                 shutil.copyfileobj(src, dst)
             os.remove(path)
 
-    return handler_fn
+    return write_trace
 
 
 class record_function:
@@ -276,34 +272,36 @@ class profile(_KinetoProfile):
         self.stop()
         return False
 
-    def start(self) -> None:
-        self._transit_action(ProfilerAction.NONE, self.current_action)
+    def _open_step_range(self) -> None:
+        """With ``record_steps``, an event ``ProfilerStep#<n>`` spans the current step."""
         if self.record_steps:
-            self.step_rec_fn = record_function("ProfilerStep#" + str(self.step_num))
+            self.step_rec_fn = record_function(f"ProfilerStep#{self.step_num}")
             self.step_rec_fn.__enter__()
 
+    def _close_step_range(self) -> None:
+        opened, self.step_rec_fn = self.step_rec_fn, None
+        if opened is not None:
+            opened.__exit__(None, None, None)
+
+    def start(self) -> None:
+        self._transit_action(ProfilerAction.NONE, self.current_action)
+        self._open_step_range()
+
     def stop(self) -> None:
-        if self.record_steps and self.step_rec_fn:
-            self.step_rec_fn.__exit__(None, None, None)
-            self.step_rec_fn = None
+        self._close_step_range()
         self._transit_action(self.current_action, None)
 
     def step(self) -> None:
         """Signal that the next step starts (moves through the schedule's actions)."""
-        if self.record_steps and self.step_rec_fn:
-            self.step_rec_fn.__exit__(None, None, None)
-            self.step_rec_fn = None
-        prev_action = self.current_action
-        action = self.schedule(self.step_num + 1)
-        if action == ProfilerAction.DEVICE_STOPPED:
+        self._close_step_range()
+        upcoming = self.schedule(self.step_num + 1)
+        if upcoming == ProfilerAction.DEVICE_STOPPED:
             raise ValueError("ProfilerAction.DEVICE_STOPPED is set internally by the profiler and must not be "
                              "returned by a user-provided schedule")
+        previous, self.current_action = self.current_action, upcoming
         self.step_num += 1
-        self.current_action = action
-        self._transit_action(prev_action, self.current_action)
-        if self.record_steps:
-            self.step_rec_fn = record_function("ProfilerStep#" + str(self.step_num))
-            self.step_rec_fn.__enter__()
+        self._transit_action(previous, upcoming)
+        self._open_step_range()
 
     def _trace_ready(self) -> None:
         if self.on_trace_ready:
