@@ -11,18 +11,21 @@ __all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "Avg
            "LPPool1d", "LPPool2d", "LPPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d"]
 
 
+def _settings(module, **values) -> None:
+    """Store the layer's hyper-parameters as attributes (the names ``extra_repr`` and the state
+    of a pickled module use)."""
+    for name, value in values.items():
+        setattr(module, name, value)
+
+
 class _MaxPoolNd(Module):
     _fn = None
 
     def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices: bool = False,
                  ceil_mode: bool = False) -> None:
         super().__init__()
-        self.kernel_size = kernel_size
-        self.stride = stride if (stride is not None) else kernel_size
-        self.padding = padding
-        self.dilation = dilation
-        self.return_indices = return_indices
-        self.ceil_mode = ceil_mode
+        _settings(self, kernel_size=kernel_size, stride=kernel_size if stride is None else stride, padding=padding,
+                  dilation=dilation, return_indices=return_indices, ceil_mode=ceil_mode)
 
     def forward(self, input: Tensor):
         return type(self)._fn(input, self.kernel_size, self.stride, self.padding, self.dilation,
@@ -53,11 +56,8 @@ class AvgPool1d(Module):
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
                  count_include_pad: bool = True) -> None:
         super().__init__()
-        self.kernel_size = ntuple(kernel_size, 1)
-        self.stride = ntuple(stride if stride is not None else kernel_size, 1)
-        self.padding = ntuple(padding, 1)
-        self.ceil_mode = ceil_mode
-        self.count_include_pad = count_include_pad
+        _settings(self, kernel_size=ntuple(kernel_size, 1), stride=ntuple(kernel_size if stride is None else stride, 1),
+                  padding=ntuple(padding, 1), ceil_mode=ceil_mode, count_include_pad=count_include_pad)
 
     def forward(self, input: Tensor) -> Tensor:
         return F.avg_pool1d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode, self.count_include_pad)
@@ -72,12 +72,8 @@ class _AvgPoolNd(Module):
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False, count_include_pad: bool = True,
                  divisor_override=None) -> None:
         super().__init__()
-        self.kernel_size = kernel_size
-        self.stride = stride if (stride is not None) else kernel_size
-        self.padding = padding
-        self.ceil_mode = ceil_mode
-        self.count_include_pad = count_include_pad
-        self.divisor_override = divisor_override
+        _settings(self, kernel_size=kernel_size, stride=kernel_size if stride is None else stride, padding=padding,
+                  ceil_mode=ceil_mode, count_include_pad=count_include_pad, divisor_override=divisor_override)
 
     def forward(self, input: Tensor) -> Tensor:
         return type(self)._fn(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
@@ -129,8 +125,7 @@ class _AdaptiveMaxPoolNd(Module):
 
     def __init__(self, output_size, return_indices: bool = False) -> None:
         super().__init__()
-        self.output_size = output_size
-        self.return_indices = return_indices
+        _settings(self, output_size=output_size, return_indices=return_indices)
 
     def forward(self, input: Tensor):
         return type(self)._fn(input, self.output_size, self.return_indices)
@@ -157,10 +152,7 @@ class _LPPoolNd(Module):
 
     def __init__(self, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False) -> None:
         super().__init__()
-        self.norm_type = norm_type
-        self.kernel_size = kernel_size
-        self.stride = stride
-        self.ceil_mode = ceil_mode
+        _settings(self, norm_type=norm_type, kernel_size=kernel_size, stride=stride, ceil_mode=ceil_mode)
 
     def forward(self, input: Tensor) -> Tensor:
         return type(self)._fn(input, float(self.norm_type), self.kernel_size, self.stride, self.ceil_mode)
@@ -190,9 +182,9 @@ class _MaxUnpoolNd(Module):
 
     def __init__(self, kernel_size, stride=None, padding=0) -> None:
         super().__init__()
-        self.kernel_size = ntuple(kernel_size, self._n)
-        self.stride = ntuple(stride if stride is not None else kernel_size, self._n)
-        self.padding = ntuple(padding, self._n)
+        n = self._n
+        _settings(self, kernel_size=ntuple(kernel_size, n), stride=ntuple(kernel_size if stride is None else stride, n),
+                  padding=ntuple(padding, n))
 
     def forward(self, input: Tensor, indices: Tensor, output_size=None) -> Tensor:
         return type(self)._fn(input, indices, self.kernel_size, self.stride, self.padding, output_size)
