@@ -64,62 +64,65 @@ def _progress_bar(total, enabled: bool):
     return None
 
 
+def _reserve_partial(dst: str):
+    """A new file ``<dst>.<random>.partial``, opened exclusively for writing."""
+    for _ in range(tempfile.TMP_MAX):
+        candidate = f"{dst}.{uuid.uuid4().hex}.partial"
+        try:
+            return open(candidate, "x+b")  # noqa: SIM115  (closed by the caller)
+        except FileExistsError:
+            pass
+    raise FileExistsError(f"no usable temporary file name found beside {dst}")
+
+
+def _open_url(url: str, dst: str):
+    try:
+        return urlopen(Request(url, headers={"User-Agent": "ember.hub"}))
+    except URLError as e:
+        raise URLError(f"ember.hub could not download {url} to {dst}: {e.reason}. Without network, place the "
+                       f"file at {dst} and it is used as is") from e
+
+
 def download_url_to_file(url: str, dst: str, hash_prefix: str | None = None, progress: bool = True) -> None:
     """Download ``url`` to the file ``dst`` (through a temporary file beside it, so a broken download
     never leaves a partial ``dst``); with ``hash_prefix``, the file's SHA-256 must start with it
     (``RuntimeError`` otherwise). Without network, ``URLError`` names the URL and the file."""
     dst = os.path.expanduser(os.fspath(dst))
-    for _ in range(tempfile.TMP_MAX):
-        tmp_dst = dst + "." + uuid.uuid4().hex + ".partial"
-        try:
-            f = open(tmp_dst, "x+b")  # noqa: SIM115
-        except FileExistsError:
-            continue
-        break
-    else:
-        raise FileExistsError(f"no usable temporary file name found beside {dst}")
+    partial = _reserve_partial(dst)
     try:
-        try:
-            u = urlopen(Request(url, headers={"User-Agent": "ember.hub"}))
-        except URLError as e:
-            raise URLError(f"ember.hub could not download {url} to {dst}: {e.reason}. Without network, place the "
-                           f"file at {dst} and it is used as is") from e
-        with u:
-            length = u.info().get_all("Content-Length")
-            sha256 = hashlib.sha256() if hash_prefix is not None else None
-            bar = _progress_bar(int(length[0]) if length else None, progress)
+        hasher = None if hash_prefix is None else hashlib.sha256()
+        with _open_url(url, dst) as response:
+            sizes = response.info().get_all("Content-Length")
+            bar = _progress_bar(int(sizes[0]) if sizes else None, progress)
             try:
-                while True:
-                    buffer = u.read(READ_DATA_CHUNK)
-                    if not buffer:
-                        break
-                    f.write(buffer)
-                    if sha256 is not None:
-                        sha256.update(buffer)
+                for block in iter(lambda: response.read(READ_DATA_CHUNK), b""):
+                    partial.write(block)
+                    if hasher is not None:
+                        hasher.update(block)
                     if bar is not None:
-                        bar.update(len(buffer))
+                        bar.update(len(block))
             finally:
                 if bar is not None:
                     bar.close()
-        f.close()
-        if sha256 is not None:
-            digest = sha256.hexdigest()
-            if digest[:len(hash_prefix)] != hash_prefix:
+        partial.close()
+        if hasher is not None:
+            digest = hasher.hexdigest()
+            if not digest.startswith(hash_prefix):
                 raise RuntimeError(f'invalid hash value (expected "{hash_prefix}", got "{digest}")')
-        shutil.move(f.name, dst)
+        shutil.move(partial.name, dst)
     finally:
-        f.close()
-        if os.path.exists(f.name):
-            os.remove(f.name)
+        partial.close()
+        if os.path.exists(partial.name):  # a failed download leaves nothing behind
+            os.remove(partial.name)
 
 
 def _is_legacy_zip_format(filename: str) -> bool:
     """A zip of one file (PyTorch's weights before 1.6 were often shipped so), not a torch.save zip."""
-    if zipfile.is_zipfile(filename):
-        with zipfile.ZipFile(filename) as zf:
-            infolist = zf.infolist()
-        return len(infolist) == 1 and not infolist[0].is_dir()
-    return False
+    if not zipfile.is_zipfile(filename):
+        return False
+    with zipfile.ZipFile(filename) as zf:
+        members = zf.infolist()
+    return len(members) == 1 and not members[0].is_dir()
 
 
 def _legacy_zip_load(filename: str, model_dir: str, map_location, weights_only: bool):
@@ -143,18 +146,15 @@ def load_state_dict_from_url(url: str, model_dir: str | None = None, map_locatio
     if model_dir is None:
         model_dir = os.path.join(get_dir(), "checkpoints")
     os.makedirs(model_dir, exist_ok=True)
-    filename = file_name if file_name is not None else os.path.basename(urlparse(url).path)
-    cached_file = os.path.join(model_dir, filename)
-    if not os.path.exists(cached_file):
-        sys.stdout.write(f'Downloading: "{url}" to {cached_file}\n')
-        hash_prefix = None
-        if check_hash:
-            r = HASH_REGEX.search(filename)
-            hash_prefix = r.group(1) if r else None
-        download_url_to_file(url, cached_file, hash_prefix, progress=progress)
-    if _is_legacy_zip_format(cached_file):
-        return _legacy_zip_load(cached_file, model_dir, map_location, weights_only)
-    return serialization.load(cached_file, map_location=map_location, weights_only=weights_only)
+    name = os.path.basename(urlparse(url).path) if file_name is None else file_name
+    local = os.path.join(model_dir, name)
+    if not os.path.exists(local):  # the cache is trusted: no network when the file is there
+        sys.stdout.write(f'Downloading: "{url}" to {local}\n')
+        found = HASH_REGEX.search(name) if check_hash else None
+        download_url_to_file(url, local, found.group(1) if found else None, progress=progress)
+    if _is_legacy_zip_format(local):
+        return _legacy_zip_load(local, model_dir, map_location, weights_only)
+    return serialization.load(local, map_location=map_location, weights_only=weights_only)
 
 
 def _no_hubconf(name: str):
