@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 import ember
-from ember.optim.lbfgs import _cubic_interpolate, _strong_wolfe
+from ember.optim.lbfgs import _cubic_minimizer as _cubic_interpolate
+from ember.optim.lbfgs import _wolfe_search as _strong_wolfe
 
 rng = np.random.default_rng(3)
 _M = rng.standard_normal((6, 6))

@@ -1,4 +1,6 @@
-"""L-BFGS (after minFunc), with an optional strong-Wolfe line search; one parameter group."""
+"""L-BFGS (the limited-memory quasi-Newton method of Nocedal's two-loop recursion, with the
+step rules of Mark Schmidt's minFunc that PyTorch follows) and an optional strong-Wolfe line
+search; one parameter group, whose parameters are handled as one flat vector."""
 from __future__ import annotations
 
 import math
@@ -12,98 +14,116 @@ from .optimizer import Optimizer, _to_float
 __all__ = ["LBFGS"]
 
 
-def _cubic_interpolate(x1, f1, g1, x2, f2, g2, bounds=None) -> float:
-    """The minimiser of the cubic through (x1, f1, g1) and (x2, f2, g2), clamped to ``bounds``
-    (default: the interval between the points); the midpoint when the cubic has no minimum."""
-    if bounds is not None:
-        xmin_bound, xmax_bound = bounds
-    else:
-        xmin_bound, xmax_bound = (x1, x2) if x1 <= x2 else (x2, x1)
+def _cubic_minimizer(x1, f1, g1, x2, f2, g2, bounds=None) -> float:
+    """Where the cubic matching value and slope at ``x1`` and ``x2`` has its minimum, clamped to
+    ``bounds`` (default: the interval between the points); the middle of the bounds when the
+    cubic has no minimum."""
+    lo, hi = bounds if bounds is not None else sorted((x1, x2))
     d1 = g1 + g2 - 3 * (f1 - f2) / (x1 - x2)
-    d2_square = d1 ** 2 - g1 * g2
-    if d2_square >= 0:
-        d2 = math.sqrt(d2_square)
-        if x1 <= x2:
-            min_pos = x2 - (x2 - x1) * ((g2 + d2 - d1) / (g2 - g1 + 2 * d2))
-        else:
-            min_pos = x1 - (x1 - x2) * ((g1 + d2 - d1) / (g1 - g2 + 2 * d2))
-        return min(max(min_pos, xmin_bound), xmax_bound)
-    return (xmin_bound + xmax_bound) / 2.0
+    disc = d1 ** 2 - g1 * g2
+    if disc < 0:
+        return (lo + hi) / 2.0
+    d2 = math.sqrt(disc)
+    # written from the right-hand point (b) of the pair, whichever argument it was
+    a, ga, b, gb = (x1, g1, x2, g2) if x1 <= x2 else (x2, g2, x1, g1)
+    guess = b - (b - a) * ((gb + d2 - d1) / (gb - ga + 2 * d2))
+    return min(max(guess, lo), hi)
 
 
-def _strong_wolfe(obj_func, x, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_change=1e-9, max_ls=25):
-    """Line search along ``d`` from step ``t`` for a point meeting the strong Wolfe conditions
-    (sufficient decrease ``c1``, curvature ``c2``): bracketing, then cubic zoom. Returns
-    ``(f_new, g_new, t, function evaluations)``."""
-    d_norm = d.abs().max().item()
-    g = g.clone()
-    f_new, g_new = obj_func(x, t, d)
-    ls_func_evals = 1
-    gtd_new = g_new.dot(d).item()
-    t_prev, f_prev, g_prev, gtd_prev = 0, f, g, gtd
-    done = False
-    ls_iter = 0
-    while ls_iter < max_ls:
-        if f_new > (f + c1 * t * gtd) or (ls_iter > 1 and f_new >= f_prev):
-            bracket, bracket_f = [t_prev, t], [f_prev, f_new]
-            bracket_g, bracket_gtd = [g_prev, g_new.clone()], [gtd_prev, gtd_new]
-            break
-        if abs(gtd_new) <= -c2 * gtd:
-            bracket, bracket_f, bracket_g = [t], [f_new], [g_new]
-            done = True
-            break
-        if gtd_new >= 0:
-            bracket, bracket_f = [t_prev, t], [f_prev, f_new]
-            bracket_g, bracket_gtd = [g_prev, g_new.clone()], [gtd_prev, gtd_new]
-            break
-        # extrapolate
-        min_step = t + 0.01 * (t - t_prev)
-        max_step = t * 10
-        tmp = t
-        t = _cubic_interpolate(t_prev, f_prev, gtd_prev, t, f_new, gtd_new, bounds=(min_step, max_step))
-        t_prev, f_prev, g_prev, gtd_prev = tmp, f_new, g_new.clone(), gtd_new
-        f_new, g_new = obj_func(x, t, d)
-        ls_func_evals += 1
-        gtd_new = g_new.dot(d).item()
-        ls_iter += 1
-    if ls_iter == max_ls:
-        bracket, bracket_f, bracket_g = [0, t], [f, f_new], [g, g_new]
-        bracket_gtd = [gtd, gtd_new]
+class _Trial:
+    """One point of the line search: step ``t``, loss ``f``, gradient ``g``, slope ``gtd``."""
 
-    # zoom: shrink the bracket until a point meets the conditions
-    insuf_progress = False
-    low_pos, high_pos = (0, 1) if bracket_f[0] <= bracket_f[-1] else (1, 0)
-    while not done and ls_iter < max_ls:
-        if abs(bracket[1] - bracket[0]) * d_norm < tolerance_change:
+    __slots__ = ("t", "f", "g", "gtd")
+
+    def __init__(self, t, f, g, gtd):
+        self.t, self.f, self.g, self.gtd = t, f, g, gtd
+
+
+def _wolfe_search(obj_func, x, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_change=1e-9, max_ls=25):
+    """Search along ``d`` (starting at step ``t``) for a step meeting the strong Wolfe conditions:
+    sufficient decrease (``c1``) and a small enough slope (``c2``). A first phase grows the step
+    until an interval must contain such a point, a second shrinks that interval by cubic
+    interpolation. ``obj_func(x, t, d)`` gives ``(loss, flat_grad)`` at ``x + t d``. Returns
+    ``(loss, flat_grad, t, evaluations)``."""
+    scale = d.abs().max().item()
+    calls = 0
+
+    def probe(step) -> _Trial:
+        nonlocal calls
+        calls += 1
+        loss, grad = obj_func(x, step, d)
+        return _Trial(step, loss, grad, grad.dot(d).item())
+
+    def decreases(p: _Trial) -> bool:  # (a NaN loss counts as a decrease, as in PyTorch)
+        return not p.f > f + c1 * p.t * gtd
+
+    def flat_enough(p: _Trial) -> bool:
+        return abs(p.gtd) <= -c2 * gtd
+
+    origin = _Trial(0, f, g.clone(), gtd)
+    prev, cur = origin, probe(t)
+    rounds = 0
+    found = False
+    bracket = None
+    while rounds < max_ls:  # phase 1: bracket
+        if not decreases(cur) or (rounds > 1 and cur.f >= prev.f) or (cur.gtd >= 0 and not flat_enough(cur)):
+            bracket = [prev, cur]
             break
-        t = _cubic_interpolate(bracket[0], bracket_f[0], bracket_gtd[0], bracket[1], bracket_f[1], bracket_gtd[1])
-        # keep away from the bracket's ends unless progress stalls twice
-        eps = 0.1 * (max(bracket) - min(bracket))
-        if min(max(bracket) - t, t - min(bracket)) < eps:
-            if insuf_progress or t >= max(bracket) or t <= min(bracket):
-                t = max(bracket) - eps if abs(t - max(bracket)) < abs(t - min(bracket)) else min(bracket) + eps
-                insuf_progress = False
-            else:
-                insuf_progress = True
+        if flat_enough(cur):
+            bracket, found = [cur], True
+            break
+        # extrapolate: between 1.01x and 10x the current step
+        step = _cubic_minimizer(prev.t, prev.f, prev.gtd, cur.t, cur.f, cur.gtd,
+                                bounds=(cur.t + 0.01 * (cur.t - prev.t), cur.t * 10))
+        prev, cur = cur, probe(step)
+        rounds += 1
+    if rounds == max_ls:
+        bracket = [origin, cur]
+
+    lo, hi = (0, 1) if bracket[0].f <= bracket[-1].f else (1, 0)
+    stalled = False
+    while not found and rounds < max_ls:  # phase 2: zoom
+        left, right = bracket[0].t, bracket[1].t
+        if abs(right - left) * scale < tolerance_change:
+            break
+        step = _cubic_minimizer(left, bracket[0].f, bracket[0].gtd, right, bracket[1].f, bracket[1].gtd)
+        top, bottom = max(left, right), min(left, right)
+        margin = 0.1 * (top - bottom)
+        # a step near an end of the interval is accepted once; the next time (or one outside
+        # the interval) it is pulled ``margin`` inside
+        near_end = min(top - step, step - bottom) < margin
+        if near_end and (stalled or step >= top or step <= bottom):
+            step = top - margin if abs(step - top) < abs(step - bottom) else bottom + margin
+            stalled = False
         else:
-            insuf_progress = False
-        f_new, g_new = obj_func(x, t, d)
-        ls_func_evals += 1
-        gtd_new = g_new.dot(d).item()
-        ls_iter += 1
-        if f_new > (f + c1 * t * gtd) or f_new >= bracket_f[low_pos]:
-            bracket[high_pos], bracket_f[high_pos] = t, f_new
-            bracket_g[high_pos], bracket_gtd[high_pos] = g_new.clone(), gtd_new
-            low_pos, high_pos = (0, 1) if bracket_f[0] <= bracket_f[1] else (1, 0)
-        else:
-            if abs(gtd_new) <= -c2 * gtd:
-                done = True
-            elif gtd_new * (bracket[high_pos] - bracket[low_pos]) >= 0:
-                bracket[high_pos], bracket_f[high_pos] = bracket[low_pos], bracket_f[low_pos]
-                bracket_g[high_pos], bracket_gtd[high_pos] = bracket_g[low_pos], bracket_gtd[low_pos]
-            bracket[low_pos], bracket_f[low_pos] = t, f_new
-            bracket_g[low_pos], bracket_gtd[low_pos] = g_new.clone(), gtd_new
-    return bracket_f[low_pos], bracket_g[low_pos], bracket[low_pos], ls_func_evals
+            stalled = near_end
+        new = probe(step)
+        rounds += 1
+        if not decreases(new) or new.f >= bracket[lo].f:
+            bracket[hi] = new
+            lo, hi = (0, 1) if bracket[0].f <= bracket[1].f else (1, 0)
+            continue
+        if flat_enough(new):
+            found = True
+        elif new.gtd * (bracket[hi].t - bracket[lo].t) >= 0:
+            bracket[hi] = bracket[lo]
+        bracket[lo] = new
+    best = bracket[lo]
+    return best.f, best.g, best.t, calls
+
+
+def _two_loop(grad, dirs, steps, rhos, h_diag, alphas):
+    """``-H grad`` for the inverse-Hessian estimate ``H`` of the stored curvature pairs (``dirs``:
+    gradient changes y, ``steps``: steps s, ``rhos``: 1 / y.s), scaled by ``h_diag``."""
+    q = grad.neg()
+    for i in reversed(range(len(dirs))):
+        alphas[i] = steps[i].dot(q).item() * rhos[i]
+        q.add_(dirs[i], alpha=-alphas[i])
+    r = q.mul(h_diag)
+    for i in range(len(dirs)):
+        beta = dirs[i].dot(r).item() * rhos[i]
+        r.add_(steps[i], alpha=alphas[i] - beta)
+    return r
 
 
 class LBFGS(Optimizer):
@@ -147,40 +167,33 @@ class LBFGS(Optimizer):
         self._params = self.param_groups[0]["params"]
         self._numel_cache = None
 
+    # -- the parameters as one flat vector -----------------------------------------------------------
     def _numel(self) -> int:
         if self._numel_cache is None:
             self._numel_cache = sum(p.numel() for p in self._params)
         return self._numel_cache
 
-    def _gather_flat_grad(self):
-        views = []
+    def _flat_grad(self):
+        parts = [zeros(p.numel(), dtype=p.dtype, device=p.device) if p.grad is None
+                 else (p.grad.to_dense() if p.grad.is_sparse else p.grad).reshape(-1) for p in self._params]
+        return cat(parts, 0)
+
+    def _move(self, step_size: float, direction) -> None:
+        """``params += step_size * direction`` (``direction`` flat)."""
+        start = 0
         for p in self._params:
-            if p.grad is None:
-                views.append(zeros(p.numel(), dtype=p.dtype, device=p.device))
-            else:
-                views.append((p.grad.to_dense() if p.grad.is_sparse else p.grad).reshape(-1))
-        return cat(views, 0)
+            stop = start + p.numel()
+            p.add_(direction[start:stop].view_as(p), alpha=step_size)
+            start = stop
 
-    def _add_grad(self, step_size: float, update) -> None:
-        offset = 0
-        for p in self._params:
-            numel = p.numel()
-            p.add_(update[offset:offset + numel].view_as(p), alpha=step_size)
-            offset += numel
-
-    def _clone_param(self):
-        return [p.clone() for p in self._params]
-
-    def _set_param(self, params_data) -> None:
-        for p, pdata in zip(self._params, params_data):
-            p.copy_(pdata)
-
-    def _directional_evaluate(self, closure, x, t, d):
-        self._add_grad(t, d)
+    def _probe(self, closure, x, t, d):
+        """Loss and flat gradient at ``x + t d``; the parameters are put back to ``x`` after."""
+        self._move(t, d)
         loss = float(closure())
-        flat_grad = self._gather_flat_grad()
-        self._set_param(x)
-        return loss, flat_grad
+        grad = self._flat_grad()
+        for p, saved in zip(self._params, x):
+            p.copy_(saved)
+        return loss, grad
 
     def step(self, closure=None):
         """Run the L-BFGS iterations; ``closure`` (required) clears the gradients, evaluates the
@@ -193,121 +206,83 @@ class LBFGS(Optimizer):
     def _step(self, closure):
         group = self.param_groups[0]
         lr = _to_float(group["lr"])
-        max_iter, max_eval = group["max_iter"], group["max_eval"]
-        tolerance_grad, tolerance_change = group["tolerance_grad"], group["tolerance_change"]
-        line_search_fn, history_size = group["line_search_fn"], group["history_size"]
-
+        max_iter, max_eval, memory = group["max_iter"], group["max_eval"], group["history_size"]
+        tol_grad, tol_change = group["tolerance_grad"], group["tolerance_change"]
+        search = group["line_search_fn"]
         state = self.state[self._params[0]]
         state.setdefault("func_evals", 0)
         state.setdefault("n_iter", 0)
 
-        orig_loss = closure()
-        loss = float(orig_loss)
-        current_evals = 1
+        first_loss = closure()
+        loss = float(first_loss)
         state["func_evals"] += 1
-        flat_grad = self._gather_flat_grad()
-        if flat_grad.abs().max().item() <= tolerance_grad:
-            return orig_loss
+        evals = 1
+        grad = self._flat_grad()
+        if grad.abs().max().item() <= tol_grad:  # already at a stationary point
+            return first_loss
 
+        # what earlier calls left (scalars may come back from a state dict as tensors)
         d, t = state.get("d"), state.get("t")
-        old_dirs, old_stps, ro = state.get("old_dirs"), state.get("old_stps"), state.get("ro")
-        H_diag = state.get("H_diag")
-        prev_flat_grad, prev_loss = state.get("prev_flat_grad"), state.get("prev_loss")
-        if t is not None:
-            t = float(t)
-        if ro is not None:
-            ro = [float(r) for r in ro]
-        if H_diag is not None:
-            H_diag = float(H_diag)
+        dirs, steps, rhos = state.get("old_dirs"), state.get("old_stps"), state.get("ro")
+        h_diag = state.get("H_diag")
+        prev_grad, prev_loss = state.get("prev_flat_grad"), state.get("prev_loss")
+        t = None if t is None else float(t)
+        rhos = None if rhos is None else [float(r) for r in rhos]
+        h_diag = None if h_diag is None else float(h_diag)
 
-        n_iter = 0
-        while n_iter < max_iter:
-            n_iter += 1
+        for it in range(1, max_iter + 1):
             state["n_iter"] += 1
-            # the descent direction
-            if state["n_iter"] == 1:
-                d = flat_grad.neg()
-                old_dirs, old_stps, ro = [], [], []
-                H_diag = 1.0
+            first_ever = state["n_iter"] == 1
+            if first_ever:  # steepest descent, empty memory
+                d, dirs, steps, rhos, h_diag = grad.neg(), [], [], [], 1.0
             else:
-                y = flat_grad.sub(prev_flat_grad)
-                s = d.mul(t)
+                y, s = grad.sub(prev_grad), d.mul(t)
                 ys = y.dot(s).item()
-                if ys > 1e-10:  # curvature condition: keep the pair
-                    if len(old_dirs) == history_size:
-                        old_dirs.pop(0)
-                        old_stps.pop(0)
-                        ro.pop(0)
-                    old_dirs.append(y)
-                    old_stps.append(s)
-                    ro.append(1.0 / ys)
-                    H_diag = ys / y.dot(y).item()
-                num_old = len(old_dirs)
-                if "al" not in state:
-                    state["al"] = [None] * history_size
-                al = state["al"]
-                # two-loop recursion: d = -H g
-                q = flat_grad.neg()
-                for i in range(num_old - 1, -1, -1):
-                    al[i] = old_stps[i].dot(q).item() * ro[i]
-                    q.add_(old_dirs[i], alpha=-al[i])
-                d = r = q.mul(H_diag)
-                for i in range(num_old):
-                    be_i = old_dirs[i].dot(r).item() * ro[i]
-                    r.add_(old_stps[i], alpha=al[i] - be_i)
-
-            if prev_flat_grad is None:
-                prev_flat_grad = flat_grad.clone()
+                if ys > 1e-10:  # keep the pair only where the curvature is positive
+                    if len(dirs) == memory:
+                        for kept in (dirs, steps, rhos):
+                            kept.pop(0)
+                    dirs.append(y)
+                    steps.append(s)
+                    rhos.append(1.0 / ys)
+                    h_diag = ys / y.dot(y).item()
+                alphas = state.setdefault("al", [None] * memory)
+                d = _two_loop(grad, dirs, steps, rhos, h_diag, alphas)
+            if prev_grad is None:
+                prev_grad = grad.clone()
             else:
-                prev_flat_grad.copy_(flat_grad)
+                prev_grad.copy_(grad)
             prev_loss = loss
 
-            # the step length
-            if state["n_iter"] == 1:
-                t = min(1.0, 1.0 / flat_grad.abs().sum().item()) * lr
-            else:
-                t = lr
-            gtd = flat_grad.dot(d).item()
-            if gtd > -tolerance_change:  # not a descent direction
+            t = min(1.0, 1.0 / grad.abs().sum().item()) * lr if first_ever else lr
+            gtd = grad.dot(d).item()
+            if gtd > -tol_change:  # d does not go downhill (enough)
                 break
 
-            ls_func_evals = 0
-            if line_search_fn is not None:
-                if line_search_fn != "strong_wolfe":
+            spent, converged = 0, False
+            if search is not None:
+                if search != "strong_wolfe":
                     raise RuntimeError("only 'strong_wolfe' is supported")
-                x_init = self._clone_param()
-
-                def obj_func(x, t, d):
-                    return self._directional_evaluate(closure, x, t, d)
-
-                loss, flat_grad, t, ls_func_evals = _strong_wolfe(obj_func, x_init, t, d, loss, flat_grad, gtd,
-                                                                  max_ls=max_eval - current_evals)
-                self._add_grad(t, d)
-                opt_cond = flat_grad.abs().max().item() <= tolerance_grad
+                start = [p.clone() for p in self._params]
+                loss, grad, t, spent = _wolfe_search(lambda x, step, dd: self._probe(closure, x, step, dd), start, t,
+                                                     d, loss, grad, gtd, max_ls=max_eval - evals)
+                self._move(t, d)
+                converged = grad.abs().max().item() <= tol_grad
             else:
-                self._add_grad(t, d)
-                if n_iter != max_iter:
-                    # re-evaluate unless this was the last iteration (the closure is run once more by the caller)
+                self._move(t, d)
+                if it != max_iter:  # after the last iteration the caller evaluates the model itself
                     loss = float(closure())
-                    flat_grad = self._gather_flat_grad()
-                    opt_cond = flat_grad.abs().max().item() <= tolerance_grad
-                    ls_func_evals = 1
-            current_evals += ls_func_evals
-            state["func_evals"] += ls_func_evals
+                    grad = self._flat_grad()
+                    converged = grad.abs().max().item() <= tol_grad
+                    spent = 1
+            evals += spent
+            state["func_evals"] += spent
 
-            # stopping conditions
-            if n_iter == max_iter:
+            if it == max_iter or evals >= max_eval or converged:
                 break
-            if current_evals >= max_eval:
-                break
-            if opt_cond:
-                break
-            if d.mul(t).abs().max().item() <= tolerance_change:
-                break
-            if abs(loss - prev_loss) < tolerance_change:
-                break
+            if d.mul(t).abs().max().item() <= tol_change or abs(loss - prev_loss) < tol_change:
+                break  # the parameters or the loss stopped moving
 
-        state["d"], state["t"] = d, t
-        state["old_dirs"], state["old_stps"], state["ro"] = old_dirs, old_stps, ro
-        state["H_diag"], state["prev_flat_grad"], state["prev_loss"] = H_diag, prev_flat_grad, prev_loss
-        return orig_loss
+        state.update(d=d, t=t, old_dirs=dirs, old_stps=steps, ro=rhos, H_diag=h_diag, prev_flat_grad=prev_grad,
+                     prev_loss=prev_loss)
+        return first_loss
