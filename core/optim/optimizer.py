@@ -198,13 +198,12 @@ class Optimizer:
                             "got " + typename(params))
         self.state: defaultdict = defaultdict(dict)
         self.param_groups: list[dict[str, Any]] = []
-        param_groups = list(params)
-        if len(param_groups) == 0:
+        given = list(params)
+        if not given:
             raise ValueError("optimizer got an empty parameter list")
-        if not isinstance(param_groups[0], dict):
-            param_groups = [{"params": param_groups}]
-        for param_group in param_groups:
-            self.add_param_group(param_group)
+        # a plain list of tensors is one group; otherwise each dict is a group
+        for group in given if isinstance(given[0], dict) else [{"params": given}]:
+            self.add_param_group(group)
 
     def _init_hooks(self) -> None:
         for name in ("_optimizer_step_pre_hooks", "_optimizer_step_post_hooks", "_optimizer_state_dict_pre_hooks",

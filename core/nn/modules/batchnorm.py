@@ -20,42 +20,32 @@ class _NormBase(Module):
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
                  track_running_stats: bool = True, device=None, dtype=None, *, bias: bool = True) -> None:
         super().__init__()
-        self.num_features = num_features
-        self.eps = eps
-        self.momentum = momentum
-        self.affine = affine
-        self.track_running_stats = track_running_stats
+        self.num_features, self.eps, self.momentum = num_features, eps, momentum
+        self.affine, self.track_running_stats = affine, track_running_stats
         fk = {"device": device, "dtype": dtype}
-        if affine:
-            self.weight = Parameter(_factory.empty(num_features, **fk))
-        else:
-            self.register_parameter("weight", None)
-        if affine and bias:
-            self.bias = Parameter(_factory.empty(num_features, **fk))
-        else:
-            self.register_parameter("bias", None)
-        if track_running_stats:
-            self.register_buffer("running_mean", _factory.zeros(num_features, **fk))
-            self.register_buffer("running_var", _factory.ones(num_features, **fk))
-            self.register_buffer("num_batches_tracked", _factory.tensor(0, dtype=D.int64, device=device))
-        else:
-            self.register_buffer("running_mean", None)
-            self.register_buffer("running_var", None)
-            self.register_buffer("num_batches_tracked", None)
+        for name, wanted in (("weight", affine), ("bias", affine and bias)):
+            self.register_parameter(name, Parameter(_factory.empty(num_features, **fk)) if wanted else None)
+        stats = {"running_mean": lambda: _factory.zeros(num_features, **fk),
+                 "running_var": lambda: _factory.ones(num_features, **fk),
+                 "num_batches_tracked": lambda: _factory.tensor(0, dtype=D.int64, device=device)}
+        for name, make in stats.items():  # None buffers when statistics are not tracked
+            self.register_buffer(name, make() if track_running_stats else None)
         self.reset_parameters()
 
     def reset_running_stats(self) -> None:
-        if self.track_running_stats:
-            self.running_mean.zero_()
-            self.running_var.fill_(1)
-            self.num_batches_tracked.zero_()
+        """Mean 0, variance 1 and no batch seen (when statistics are tracked)."""
+        if not self.track_running_stats:
+            return
+        self.running_mean.zero_()
+        self.running_var.fill_(1)
+        self.num_batches_tracked.zero_()
 
     def reset_parameters(self) -> None:
         self.reset_running_stats()
-        if self.affine:
+        if self.weight is not None:
             init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        if self.bias is not None:
+            init.zeros_(self.bias)
 
     def _check_input_dim(self, input: Tensor) -> None:
         raise NotImplementedError

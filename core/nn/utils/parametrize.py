@@ -15,20 +15,24 @@ from ..parameter import Parameter
 __all__ = ["register_parametrization", "remove_parametrizations", "is_parametrized", "cached",
            "type_before_parametrizations", "transfer_parametrizations_and_params", "ParametrizationList"]
 
-_cache_enabled = 0
+_cache_enabled = 0  # how many ``cached()`` blocks are open (they nest)
 _cache: dict = {}
+
+
+def _cache_depth(change: int) -> int:
+    global _cache_enabled
+    _cache_enabled += change
+    return _cache_enabled
 
 
 @contextmanager
 def cached():
     """Inside the block, each parametrized tensor is computed once and reused."""
-    global _cache_enabled
-    _cache_enabled += 1
+    _cache_depth(+1)
     try:
         yield
     finally:
-        _cache_enabled -= 1
-        if not _cache_enabled:
+        if _cache_depth(-1) == 0:  # the outermost block ends: forget the values
             _cache.clear()
 
 
