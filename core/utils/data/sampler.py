@@ -44,7 +44,7 @@ class SequentialSampler(Sampler[int]):
         self.data_source = data_source
 
     def __iter__(self) -> Iterator[int]:
-        return iter(range(len(self.data_source)))
+        yield from range(len(self.data_source))
 
     def __len__(self) -> int:
         return len(self.data_source)
@@ -56,12 +56,10 @@ class RandomSampler(Sampler[int]):
 
     def __init__(self, data_source: Sized, replacement: bool = False, num_samples: int | None = None,
                  generator=None) -> None:
-        self.data_source = data_source
-        self.replacement = replacement
-        self._num_samples = num_samples
-        self.generator = generator
-        if not isinstance(self.replacement, bool):
-            raise TypeError(f"replacement should be a boolean value, but got replacement={self.replacement}")
+        if not isinstance(replacement, bool):
+            raise TypeError(f"replacement should be a boolean value, but got replacement={replacement}")
+        self.data_source, self.generator = data_source, generator
+        self.replacement, self._num_samples = replacement, num_samples  # None: follow len(data_source)
         ns = self.num_samples
         if not isinstance(ns, int) or isinstance(ns, bool) or ns <= 0:
             raise ValueError(f"num_samples should be a positive integer value, but got num_samples={ns}")
@@ -94,12 +92,11 @@ class SubsetRandomSampler(Sampler[int]):
     """The given ``indices`` in random order (without replacement)."""
 
     def __init__(self, indices: Sequence[int], generator=None) -> None:
-        self.indices = indices
-        self.generator = generator
+        self.indices, self.generator = indices, generator
 
     def __iter__(self) -> Iterator[int]:
-        for i in randperm(len(self.indices), generator=self.generator).tolist():
-            yield self.indices[i]
+        order = randperm(len(self.indices), generator=self.generator).tolist()
+        yield from (self.indices[i] for i in order)
 
     def __len__(self) -> int:
         return len(self.indices)
@@ -121,10 +118,8 @@ class WeightedRandomSampler(Sampler[int]):
         if not replacement and num_samples > w.numel():
             raise ValueError(f"WeightedRandomSampler: cannot draw num_samples={num_samples} without replacement "
                              f"from {w.numel()} weights")
-        self.weights = w
-        self.num_samples = num_samples
-        self.replacement = replacement
-        self.generator = generator
+        self.weights, self.num_samples = w, num_samples
+        self.replacement, self.generator = replacement, generator
 
     def __iter__(self) -> Iterator[int]:
         yield from multinomial(self.weights, self.num_samples, self.replacement, generator=self.generator).tolist()
