@@ -307,8 +307,7 @@ class _SoftmaxBase(Module):
 
     def __setstate__(self, state):
         super().__setstate__(state)
-        if not hasattr(self, "dim"):
-            self.dim = None
+        self.__dict__.setdefault("dim", None)  # pickles from before ``dim`` was stored
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}"
