@@ -27,10 +27,9 @@ class _ConvNd(Module):
         n = self._nsp
         if groups <= 0:
             raise ValueError("groups must be a positive integer")
-        if in_channels % groups != 0:
-            raise ValueError("in_channels must be divisible by groups")
-        if out_channels % groups != 0:
-            raise ValueError("out_channels must be divisible by groups")
+        for what, count in (("in_channels", in_channels), ("out_channels", out_channels)):
+            if count % groups:
+                raise ValueError(f"{what} must be divisible by groups")
         if isinstance(padding, str):
             if padding not in ("same", "valid"):
                 raise ValueError(f"Invalid padding string {padding!r}, should be one of {{'valid', 'same'}}")

@@ -281,10 +281,8 @@ class Module:
         if isinstance(tensor, (Buffer, Parameter)):
             tensor = Tensor.detach(tensor) if isinstance(tensor, Buffer) else tensor
         self._buffers[name] = tensor
-        if persistent:
-            self._non_persistent_buffers_set.discard(name)
-        else:
-            self._non_persistent_buffers_set.add(name)
+        # the set lists the buffers state_dict leaves out
+        (self._non_persistent_buffers_set.discard if persistent else self._non_persistent_buffers_set.add)(name)
 
     def register_parameter(self, name: str, param: Parameter | None) -> None:
         """Add a parameter (or None) under ``name``."""

@@ -34,13 +34,10 @@ class Embedding(Module):
                  sparse: bool = False, _weight: Tensor | None = None, _freeze: bool = False, device=None,
                  dtype=None) -> None:
         super().__init__()
-        self.num_embeddings = num_embeddings
-        self.embedding_dim = embedding_dim
+        self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
         self.padding_idx = _norm_padding_idx(padding_idx, num_embeddings)
-        self.max_norm = max_norm
-        self.norm_type = norm_type
-        self.scale_grad_by_freq = scale_grad_by_freq
-        self.sparse = sparse
+        self.max_norm, self.norm_type = max_norm, norm_type
+        self.scale_grad_by_freq, self.sparse = scale_grad_by_freq, sparse
         if _weight is None:
             self.weight = Parameter(_factory.empty((num_embeddings, embedding_dim), device=device, dtype=dtype),
                                     requires_grad=not _freeze)
@@ -51,13 +48,15 @@ class Embedding(Module):
             self.weight = Parameter(_weight, requires_grad=not _freeze)
 
     def reset_parameters(self) -> None:
+        """Weights ~ N(0, 1); the ``padding_idx`` row zero."""
         init.normal_(self.weight)
         self._fill_padding_idx_with_zero()
 
     def _fill_padding_idx_with_zero(self) -> None:
-        if self.padding_idx is not None:
-            with _state.grad_disabled():
-                self.weight[self.padding_idx].fill_(0)
+        if self.padding_idx is None:
+            return
+        with _state.grad_disabled():
+            self.weight[self.padding_idx].fill_(0)
 
     def forward(self, input: Tensor) -> Tensor:
         return F.embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
@@ -97,10 +96,8 @@ class EmbeddingBag(Module):
                  _weight: Tensor | None = None, include_last_offset: bool = False, padding_idx: int | None = None,
                  device=None, dtype=None) -> None:
         super().__init__()
-        self.num_embeddings = num_embeddings
-        self.embedding_dim = embedding_dim
-        self.max_norm = max_norm
-        self.norm_type = norm_type
+        self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
+        self.max_norm, self.norm_type = max_norm, norm_type
         self.scale_grad_by_freq = scale_grad_by_freq
         self.padding_idx = _norm_padding_idx(padding_idx, num_embeddings)
         if _weight is None:
@@ -110,15 +107,15 @@ class EmbeddingBag(Module):
             if list(_weight.shape) != [num_embeddings, embedding_dim]:
                 raise AssertionError("Shape of weight does not match num_embeddings and embedding_dim")
             self.weight = Parameter(_weight)
-        self.mode = mode
-        self.sparse = sparse
-        self.include_last_offset = include_last_offset
+        self.mode, self.sparse, self.include_last_offset = mode, sparse, include_last_offset
 
     def reset_parameters(self) -> None:
+        """Weights ~ N(0, 1); the ``padding_idx`` row zero."""
         init.normal_(self.weight)
-        if self.padding_idx is not None:
-            with _state.grad_disabled():
-                self.weight[self.padding_idx].fill_(0)
+        if self.padding_idx is None:
+            return
+        with _state.grad_disabled():
+            self.weight[self.padding_idx].fill_(0)
 
     def forward(self, input: Tensor, offsets: Tensor | None = None, per_sample_weights: Tensor | None = None) -> Tensor:
         return F.embedding_bag(input, self.weight, offsets, self.max_norm, self.norm_type, self.scale_grad_by_freq,
