@@ -38,31 +38,26 @@ class MultiheadAttention(Module):
                              f"num_heads={num_heads} instead")
         super().__init__()
         fk = {"device": device, "dtype": dtype}
-        self.embed_dim = embed_dim
-        self.kdim = kdim if kdim is not None else embed_dim
-        self.vdim = vdim if vdim is not None else embed_dim
-        self._qkv_same_embed_dim = self.kdim == embed_dim and self.vdim == embed_dim
-        self.num_heads = num_heads
-        self.dropout = dropout
-        self.batch_first = batch_first
+        self.embed_dim, self.num_heads = embed_dim, num_heads
+        self.kdim = embed_dim if kdim is None else kdim
+        self.vdim = embed_dim if vdim is None else vdim
+        # one packed (3E, E) input projection when queries, keys and values share the width
+        packed = self._qkv_same_embed_dim = self.kdim == embed_dim and self.vdim == embed_dim
+        self.dropout, self.batch_first = dropout, batch_first
         self.head_dim = embed_dim // num_heads
         if self.head_dim * num_heads != embed_dim:
             raise AssertionError(f"embed_dim must be divisible by num_heads (got embed_dim={embed_dim}, "
                                  f"num_heads={num_heads})")
-        if not self._qkv_same_embed_dim:
-            self.q_proj_weight = Parameter(_factory.empty((embed_dim, embed_dim), **fk))
-            self.k_proj_weight = Parameter(_factory.empty((embed_dim, self.kdim), **fk))
-            self.v_proj_weight = Parameter(_factory.empty((embed_dim, self.vdim), **fk))
-            self.register_parameter("in_proj_weight", None)
+        separate = {"q_proj_weight": (embed_dim, embed_dim), "k_proj_weight": (embed_dim, self.kdim),
+                    "v_proj_weight": (embed_dim, self.vdim)}
+        # registration order (the state dict's): the projections in use first, then the unused ones as None
+        if packed:
+            layout = [("in_proj_weight", (3 * embed_dim, embed_dim))] + [(name, None) for name in separate]
         else:
-            self.in_proj_weight = Parameter(_factory.empty((3 * embed_dim, embed_dim), **fk))
-            self.register_parameter("q_proj_weight", None)
-            self.register_parameter("k_proj_weight", None)
-            self.register_parameter("v_proj_weight", None)
-        if bias:
-            self.in_proj_bias = Parameter(_factory.empty(3 * embed_dim, **fk))
-        else:
-            self.register_parameter("in_proj_bias", None)
+            layout = [*separate.items(), ("in_proj_weight", None)]
+        layout.append(("in_proj_bias", (3 * embed_dim,) if bias else None))
+        for name, shape in layout:
+            self.register_parameter(name, None if shape is None else Parameter(_factory.empty(shape, **fk)))
         self.out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias=bias, **fk)
         if add_bias_kv:
             self.bias_k = Parameter(_factory.empty((1, 1, embed_dim), **fk))
