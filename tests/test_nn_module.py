@@ -324,3 +324,11 @@ def test_buffers_follow_assignment_and_nn_buffer():
     m.c = nn.Buffer(ember.ones(1), persistent=False)
     assert "c" in dict(m.named_buffers()) and "c" not in m.state_dict()
     assert type(m.c) is ember.Tensor
+
+
+def test_sequential_del_renumbers_named_children_too():
+    s = nn.Sequential(OrderedDict([("a", nn.ReLU()), ("b", nn.Tanh()), ("c", nn.ELU())]))
+    del s[1]
+    assert list(s._modules) == ["0", "1"] and [type(m) for m in s] == [nn.ReLU, nn.ELU]
+    s.pop(0)
+    assert list(s._modules) == ["0"]

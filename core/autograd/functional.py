@@ -1,13 +1,16 @@
-"""``ember.autograd.functional``: vjp, jvp, jacobian, hessian, vhp and hvp of a python function
-(PyTorch's ``torch.autograd.functional``, same signatures, results and strict-mode errors).
+"""``ember.autograd.functional``: vjp, jvp, jacobian, hessian, vhp and hvp of a python function,
+with the signatures, result nesting and strict-mode errors of ``torch.autograd.functional``.
 
-Inputs are a Tensor or a tuple of Tensors; results follow PyTorch's nesting (a tuple where the
-inputs/outputs were tuples). Each call detaches the inputs into fresh leaves (or aliases them
-with ``view_as`` when ``create_graph=True`` and they require grad, so the result stays
-differentiable). Forward-mode quantities (``jvp``, ``hvp``, ``jacobian(strategy="forward-mode")``)
-use the double-backward trick: the vjp with a placeholder cotangent ``u`` is linear in ``u``, so
-its vjp with ``v`` is ``J @ v``; ember has no dual numbers. ``vectorize=True`` is accepted and
-gives the same results, computed one row (reverse) or column (forward) at a time.
+A function's inputs (and outputs) are one Tensor or a tuple of Tensors, and every result is
+nested the same way: a bare tensor where the user passed (or returned) a bare tensor. Each call
+works on fresh leaves made from the inputs; with ``create_graph=True`` an input that requires
+grad is aliased instead (``view_as``), so the results stay connected to the caller's graph.
+
+ember has reverse mode only. The forward-mode quantities (``jvp``, ``hvp``, and
+``jacobian(strategy="forward-mode")``) come from differentiating twice: a vector-Jacobian
+product taken with a placeholder cotangent ``u`` is linear in ``u``, and its own gradient with
+respect to ``u``, in direction ``v``, is the Jacobian-vector product ``J v``. ``vectorize=True``
+is accepted and computes the same values one row (reverse) or column (forward) at a time.
 """
 from __future__ import annotations
 
@@ -18,328 +21,346 @@ from .grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "vhp", "hvp"]
 
-
-def _as_tuple(inp, arg_name, fn_name):
-    is_tuple = isinstance(inp, tuple)
-    if not is_tuple:
-        inp = (inp,)
-    for i, el in enumerate(inp):
-        if not isinstance(el, Tensor):
-            if is_tuple:
-                raise TypeError(f"The {arg_name} given to {fn_name} must be either a Tensor or a tuple of Tensors "
-                                f"but the value at index {i} has type {type(el)}.")
-            raise TypeError(f"The {arg_name} given to {fn_name} must be either a Tensor or a tuple of Tensors but "
-                            f"the given {arg_name} has type {type(el)}.")
-    return is_tuple, inp
+_OUTPUTS = "outputs of the user-provided function"
 
 
-def _tuple_postprocess(res, to_unpack):
-    if isinstance(to_unpack, tuple):
-        if not to_unpack[1]:
-            res = tuple(el[0] for el in res)
-        if not to_unpack[0]:
-            res = res[0]
-    elif not to_unpack:
-        res = res[0]
-    return res
+# --- packing and unpacking the user's values ----------------------------------------------------
+
+def _tensors(value, role, api):
+    """``(tensors, given_as_tuple)`` for a Tensor or a tuple of Tensors; TypeError otherwise."""
+    given_as_tuple = isinstance(value, tuple)
+    items = value if given_as_tuple else (value,)
+    for pos, item in enumerate(items):
+        if isinstance(item, Tensor):
+            continue
+        where = f"the value at index {pos}" if given_as_tuple else f"the given {role}"
+        raise TypeError(f"The {role} given to {api} must be either a Tensor or a tuple of Tensors but {where} has "
+                        f"type {type(item)}.")
+    return tuple(items), given_as_tuple
 
 
-def _grad_preprocess(inputs, create_graph, need_graph):
-    return tuple(inp.view_as(inp) if create_graph and inp.requires_grad else inp.detach().requires_grad_(need_graph)
-                 for inp in inputs)
+def _leaves(inputs, create_graph, requires_grad=True):
+    """The tensors the computation differentiates: aliases of the inputs that already require
+    grad when a graph is to be built, fresh leaves otherwise."""
+    return tuple(t.view_as(t) if create_graph and t.requires_grad else t.detach().requires_grad_(requires_grad)
+                 for t in inputs)
 
 
-def _grad_postprocess(inputs, create_graph):
-    if isinstance(inputs[0], Tensor):
-        return inputs if create_graph else tuple(inp.detach() for inp in inputs)
-    return tuple(_grad_postprocess(inp, create_graph) for inp in inputs)
+def _released(tree, create_graph):
+    """``tree`` (tensors in nested tuples) detached from the graph unless ``create_graph``."""
+    if isinstance(tree, Tensor):
+        return tree if create_graph else tree.detach()
+    return tuple(_released(branch, create_graph) for branch in tree)
 
 
-def _validate_v(v, other, is_other_tuple):
-    if len(other) != len(v):
-        if is_other_tuple:
-            raise RuntimeError(f"v is a tuple of invalid length: should be {len(other)} but got {len(v)}.")
-        raise RuntimeError("The given v should contain a single Tensor.")
-    for idx, (a, b) in enumerate(zip(v, other)):
-        if a.size() != b.size():
-            prepend = f"Entry {idx} in " if is_other_tuple else ""
-            raise RuntimeError(f"{prepend}v has invalid size: should be {b.size()} but got {a.size()}.")
+def _shaped(values, as_tuple):
+    """``values`` as the user gave the matching argument: a tuple, or its single element."""
+    return values if as_tuple else values[0]
 
 
-_REQ_MSGS = {
-    "hessian": ("The hessian of the user-provided function with respect to input {i} is independent of the input. "
-                "This is not allowed in strict mode. You should ensure that your function is thrice differentiable "
-                "and that the hessian depends on the inputs."),
+def _shaped2(rows, rows_tuple, cols_tuple):
+    """A tuple of tuples, unwrapped on each level that was a bare Tensor for the user."""
+    return _shaped(tuple(_shaped(row, cols_tuple) for row in rows), rows_tuple)
+
+
+def _checked_vector(v, like, like_tuple, create_graph, api, none_message):
+    """The direction ``v`` of a product, matching ``like`` tensor by tensor; ``None`` is allowed
+    only where ``like`` is a single one-element tensor (then the direction is 1)."""
+    if v is None:
+        if len(like) == 1 and like[0].nelement() == 1:
+            return None
+        raise RuntimeError(none_message)
+    vs, _ = _tensors(v, "v", api)
+    vs = _leaves(vs, create_graph, requires_grad=False)
+    if len(vs) != len(like):
+        if not like_tuple:
+            raise RuntimeError("The given v should contain a single Tensor.")
+        raise RuntimeError(f"v is a tuple of invalid length: should be {len(like)} but got {len(vs)}.")
+    for pos, (given, ref) in enumerate(zip(vs, like)):
+        if given.size() == ref.size():
+            continue
+        entry = f"Entry {pos} in " if like_tuple else ""
+        raise RuntimeError(f"{entry}v has invalid size: should be {ref.size()} but got {given.size()}.")
+    return vs
+
+
+_V_FOR_OUTPUT = ("The vector v can only be None if the user-provided function returns a single Tensor with a "
+                 "single element.")
+_V_FOR_INPUT = ("The vector v can only be None if the input to the user-provided function is a single Tensor with "
+                "a single element.")
+
+
+# --- strict mode ----------------------------------------------------------------------------------
+
+_NO_GRAD_TEXT = {
+    "outputs": ("Output {i} of the user-provided function does not require gradients. The outputs must be "
+                "computed in a differentiable manner from the input when running in strict mode."),
+    "grad_inputs": ("The gradient with respect to input {i} is independent of the inputs of the user-provided "
+                    "function. This is not allowed in strict mode."),
     "jacobian": ("While computing the hessian, found that the jacobian of the user-provided function with respect "
                  "to input {i} is independent of the input. This is not allowed in strict mode. You should ensure "
                  "that your function is twice differentiable and that the jacobian depends on the inputs (this "
                  "would be violated by a linear function for example)."),
-    "grad_inputs": ("The gradient with respect to input {i} is independent of the inputs of the user-provided "
-                    "function. This is not allowed in strict mode."),
-    "outputs": ("Output {i} of the user-provided function does not require gradients. The outputs must be "
-                "computed in a differentiable manner from the input when running in strict mode."),
+    "hessian": ("The hessian of the user-provided function with respect to input {i} is independent of the input. "
+                "This is not allowed in strict mode. You should ensure that your function is thrice differentiable "
+                "and that the hessian depends on the inputs."),
+}
+
+_MISSING_TEXT = {
+    "back": ("The output of the user-provided function is independent of input {i}. This is not allowed in strict "
+             "mode."),
+    "back_trick": ("The gradient with respect to the input is independent of entry {i} in the grad_outputs when "
+                   "using the double backward trick to compute forward mode gradients. This is not allowed in strict "
+                   "mode."),
+    "double_back": ("The jacobian of the user-provided function is independent of input {i}. This is not allowed in "
+                    "strict mode."),
+    "double_back_trick": ("The hessian of the user-provided function is independent of entry {i} in the "
+                          "grad_jacobian. This is not allowed in strict mode as it prevents from using the double "
+                          "backward trick to replace forward mode AD."),
 }
 
 
-def _check_requires_grad(inputs, input_type, strict):
+def _strict_needs_grad(tensors, kind, strict) -> None:
+    """In strict mode, every tensor of ``tensors`` must exist and be part of a graph."""
     if not strict:
         return
-    for i, inp in enumerate(inputs):
-        if inp is None:
-            raise RuntimeError(f"The output of the user-provided function is independent of input {i}. This is not "
-                               "allowed in strict mode.")
-        if not inp.requires_grad:
-            raise RuntimeError(_REQ_MSGS[input_type].format(i=i))
+    for i, t in enumerate(tensors):
+        if t is None:
+            raise RuntimeError(_MISSING_TEXT["back"].format(i=i))
+        if not t.requires_grad:
+            raise RuntimeError(_NO_GRAD_TEXT[kind].format(i=i))
 
 
-def _autograd_grad(outputs, inputs, grad_outputs=None, create_graph=False, retain_graph=None):
-    if grad_outputs is None:
-        grad_outputs = (None,) * len(outputs)
-    pairs = [(o, g) for o, g in zip(outputs, grad_outputs) if o is not None and o.requires_grad]
-    if not pairs:
-        return (None,) * len(inputs)
-    gouts = [g if g is not None else ops.ones_like(o) for o, g in pairs]
-    return _grad([o for o, _ in pairs], inputs, gouts, allow_unused=True, create_graph=create_graph,
-                 retain_graph=retain_graph)
+def _constant_message(what, i):
+    return (f"The {what} of the user-provided function is independent of input {i}. This is not allowed in strict "
+            "mode when create_graph=True.")
 
 
-_FILL_MSGS = {
-    "back": "The output of the user-provided function is independent of input {i}. This is not allowed in strict "
-            "mode.",
-    "back_trick": "The gradient with respect to the input is independent of entry {i} in the grad_outputs when "
-                  "using the double backward trick to compute forward mode gradients. This is not allowed in strict "
-                  "mode.",
-    "double_back": "The jacobian of the user-provided function is independent of input {i}. This is not allowed in "
-                   "strict mode.",
-    "double_back_trick": "The hessian of the user-provided function is independent of entry {i} in the "
-                         "grad_jacobian. This is not allowed in strict mode as it prevents from using the double "
-                         "backward trick to replace forward mode AD.",
-}
-
-
-def _fill_in_zeros(grads, refs, strict, create_graph, stage):
-    res = []
+def _zeros_where_missing(grads, like, strict, create_graph, stage):
+    """``grads`` with zeros for the missing (None) entries; strict mode refuses missing entries,
+    and constant ones when a graph was asked for."""
+    what = "hessian" if stage.startswith("double") else "jacobian"
+    filled = []
     for i, g in enumerate(grads):
+        if g is None and strict:
+            raise RuntimeError(_MISSING_TEXT[stage].format(i=i))
         if g is None:
-            if strict:
-                raise RuntimeError(_FILL_MSGS[stage].format(i=i))
-            g = ops.zeros_like(refs[i])
+            g = ops.zeros_like(like[i])
         elif strict and create_graph and not g.requires_grad:
-            what = "hessian" if "double" in stage else "jacobian"
-            raise RuntimeError(f"The {what} of the user-provided function is independent of input {i}. This is not "
-                               "allowed in strict mode when create_graph=True.")
-        res.append(g)
-    return tuple(res)
+            raise RuntimeError(_constant_message(what, i))
+        filled.append(g)
+    return tuple(filled)
 
 
-def _prep_v(v, ref, is_ref_tuple, create_graph, fn, none_msg):
-    if v is not None:
-        _, v = _as_tuple(v, "v", fn)
-        v = _grad_preprocess(v, create_graph=create_graph, need_graph=False)
-        _validate_v(v, ref, is_ref_tuple)
-        return v
-    if len(ref) != 1 or ref[0].nelement() != 1:
-        raise RuntimeError(none_msg)
-    return None
+# --- gradients ------------------------------------------------------------------------------------
+
+def _pullback(outputs, wrt, cotangents=None, create_graph=False, retain_graph=None):
+    """``sum_k cotangent_k . d outputs_k / d wrt`` for each tensor of ``wrt`` (None where there is
+    no dependence). Outputs outside the graph are skipped; a missing cotangent means ones."""
+    if cotangents is None:
+        cotangents = [None] * len(outputs)
+    live = [(o, c) for o, c in zip(outputs, cotangents) if o is not None and o.requires_grad]
+    if not live:
+        return (None,) * len(wrt)
+    roots = [o for o, _ in live]
+    seeds = [ops.ones_like(o) if c is None else c for o, c in live]
+    return _grad(roots, wrt, seeds, allow_unused=True, create_graph=create_graph, retain_graph=retain_graph)
 
 
-_V_OUT = ("The vector v can only be None if the user-provided function returns a single Tensor with a single "
-          "element.")
-_V_IN = ("The vector v can only be None if the input to the user-provided function is a single Tensor with a single "
-         "element.")
+def _outer_grad_mode(create_graph):
+    """The grad mode of the last differentiation: on to build a graph, else the caller's."""
+    return set_grad_enabled(True if create_graph else is_grad_enabled())
+
+
+def _evaluate(func, api, inputs, strict):
+    """``func``'s outputs on ``inputs``, packed and checked (call inside ``enable_grad``)."""
+    outputs, outputs_tuple = _tensors(func(*inputs), _OUTPUTS, api)
+    _strict_needs_grad(outputs, "outputs", strict)
+    return outputs, outputs_tuple
+
+
+def _placeholders(like):
+    """Zero tensors that require grad: the dummy cotangents of the double-backward trick."""
+    return tuple(ops.zeros_like(t).requires_grad_(True) for t in like)
 
 
 def vjp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
-    """``(func(inputs), v^T J)``."""
+    """Return ``(func(inputs), v^T J)``: the outputs and the vector-Jacobian product."""
     with enable_grad():
-        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "vjp")
-        inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
-        outputs = func(*inputs)
-        is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function", "vjp")
-        _check_requires_grad(outputs, "outputs", strict=strict)
-        v = _prep_v(v, outputs, is_outputs_tuple, create_graph, "vjp", _V_OUT)
-    with set_grad_enabled(True if create_graph else is_grad_enabled()):
-        res = _fill_in_zeros(_autograd_grad(outputs, inputs, v, create_graph=create_graph), inputs, strict,
-                             create_graph, "back")
-    return (_tuple_postprocess(_grad_postprocess(outputs, create_graph), is_outputs_tuple),
-            _tuple_postprocess(_grad_postprocess(res, create_graph), is_inputs_tuple))
+        xs, xs_tuple = _tensors(inputs, "inputs", "vjp")
+        xs = _leaves(xs, create_graph)
+        ys, ys_tuple = _evaluate(func, "vjp", xs, strict)
+        direction = _checked_vector(v, ys, ys_tuple, create_graph, "vjp", _V_FOR_OUTPUT)
+    with _outer_grad_mode(create_graph):
+        product = _pullback(ys, xs, direction, create_graph=create_graph)
+        product = _zeros_where_missing(product, xs, strict, create_graph, "back")
+    return (_shaped(_released(ys, create_graph), ys_tuple),
+            _shaped(_released(product, create_graph), xs_tuple))
 
 
 def jvp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
-    """``(func(inputs), J v)`` by the double-backward trick."""
+    """Return ``(func(inputs), J v)``: the outputs and the Jacobian-vector product."""
     with enable_grad():
-        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
-        inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
-        v = _prep_v(v, inputs, is_inputs_tuple, create_graph, "jvp", _V_IN)
-        outputs = func(*inputs)
-        is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function", "jvp")
-        _check_requires_grad(outputs, "outputs", strict=strict)
-        grad_outputs = tuple(ops.zeros_like(o).requires_grad_(True) for o in outputs)
-        grad_inputs = _autograd_grad(outputs, inputs, grad_outputs, create_graph=True)
-        _check_requires_grad(grad_inputs, "grad_inputs", strict=strict)
-    with set_grad_enabled(True if create_graph else is_grad_enabled()):
-        res = _fill_in_zeros(_autograd_grad(grad_inputs, grad_outputs, v, create_graph=create_graph), outputs,
-                             strict, create_graph, "back_trick")
-    return (_tuple_postprocess(_grad_postprocess(outputs, create_graph), is_outputs_tuple),
-            _tuple_postprocess(_grad_postprocess(res, create_graph), is_outputs_tuple))
+        xs, xs_tuple = _tensors(inputs, "inputs", "jvp")
+        xs = _leaves(xs, create_graph)
+        direction = _checked_vector(v, xs, xs_tuple, create_graph, "jvp", _V_FOR_INPUT)
+        ys, ys_tuple = _evaluate(func, "jvp", xs, strict)
+        us = _placeholders(ys)
+        vjp_in_u = _pullback(ys, xs, us, create_graph=True)  # linear in us
+        _strict_needs_grad(vjp_in_u, "grad_inputs", strict)
+    with _outer_grad_mode(create_graph):
+        product = _pullback(vjp_in_u, us, direction, create_graph=create_graph)
+        product = _zeros_where_missing(product, ys, strict, create_graph, "back_trick")
+    return (_shaped(_released(ys, create_graph), ys_tuple),
+            _shaped(_released(product, create_graph), ys_tuple))
 
 
-def _jacfwd(func, inputs, strict, create_graph):
-    """Forward-mode Jacobian: one double-backward column per input element."""
-    if strict:
-        raise RuntimeError('torch.autograd.functional.jacobian: `strict=True` and `strategy="forward-mode"` are not '
-                           'supported together (yet). Please either set `strict=False` or `strategy="reverse-mode"`.')
-    with enable_grad():
-        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
-        inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
-        outputs = func(*inputs)
-        is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function", "jacobian")
-        us = tuple(ops.zeros_like(o).requires_grad_(True) for o in outputs)
-        gi = _autograd_grad(outputs, inputs, us, create_graph=True)
-        jac = []
-        for o, u in zip(outputs, us):
-            row = []
-            for i, (x, g) in enumerate(zip(inputs, gi)):
-                cols = []
-                for j in range(x.numel()):
-                    if g is None or not g.requires_grad:
-                        cols.append(ops.zeros_like(o))
-                        continue
-                    e = ops.zeros(x.numel(), dtype=x.dtype, device=x.device)
-                    e[j] = 1
-                    c = _grad([g], [u], [e.reshape(x.shape)], retain_graph=True, create_graph=create_graph,
-                              allow_unused=True)[0]
-                    cols.append(ops.zeros_like(o) if c is None else c)
-                if cols:
-                    blk = ops.stack(cols, -1).reshape(*o.shape, *x.shape)
-                else:
-                    blk = ops.zeros(*o.shape, *x.shape, dtype=x.dtype, device=x.device)
-                row.append(blk)
-            jac.append(tuple(row))
-    return _tuple_postprocess(_grad_postprocess(tuple(jac), create_graph), (is_outputs_tuple, is_inputs_tuple))
+# --- Jacobians and Hessians -----------------------------------------------------------------------
+
+def _unit_vector(x, index):
+    """A tensor shaped like ``x``, one at flat position ``index`` and zero elsewhere."""
+    e = ops.zeros(x.numel(), dtype=x.dtype, device=x.device)
+    e[index] = 1
+    return e.reshape(x.shape)
+
+
+def _forward_columns(xs, ys, create_graph):
+    """``blocks[i][j] = d ys[i] / d xs[j]`` built column by column with the double-backward trick."""
+    us = _placeholders(ys)
+    vjp_in_u = _pullback(ys, xs, us, create_graph=True)
+    blocks = [[None] * len(xs) for _ in ys]
+    for j, (x, linear) in enumerate(zip(xs, vjp_in_u)):
+        usable = linear is not None and linear.requires_grad
+        columns = [[] for _ in ys]
+        for k in range(x.numel() if usable else 0):
+            col = _grad([linear], list(us), [_unit_vector(x, k)], retain_graph=True, create_graph=create_graph,
+                        allow_unused=True)
+            for i, (y, c) in enumerate(zip(ys, col)):
+                columns[i].append(ops.zeros_like(y) if c is None else c)
+        for i, y in enumerate(ys):
+            if columns[i]:
+                blocks[i][j] = ops.stack(columns[i], -1).reshape(*y.shape, *x.shape)
+            else:  # no dependence (zeros like y), or an empty input
+                like = x if x.numel() == 0 else y
+                blocks[i][j] = ops.zeros(*y.shape, *x.shape, dtype=like.dtype, device=like.device)
+    return tuple(tuple(row) for row in blocks)
+
+
+def _reverse_rows(out_index, y, xs, strict, create_graph):
+    """``d y / d xs[j]`` for each j, one backward pass per element of ``y``."""
+    per_input = [[] for _ in xs]
+    flat = y.reshape(-1)
+    for k in range(y.nelement()):
+        row = _pullback((flat[k],), xs, retain_graph=True, create_graph=create_graph)
+        for j, (g, x) in enumerate(zip(row, xs)):
+            if g is None and strict:
+                raise RuntimeError(f"Output {out_index} of the user-provided function is independent of input {j}. "
+                                   "This is not allowed in strict mode.")
+            if g is not None and strict and create_graph and not g.requires_grad:
+                raise RuntimeError(_constant_message("jacobian", out_index))
+            per_input[j].append(ops.zeros_like(x) if g is None else g)
+    blocks = []
+    for x, rows in zip(xs, per_input):
+        stacked = ops.stack(rows, 0) if rows else ops.zeros(0, *x.shape, dtype=x.dtype, device=x.device)
+        blocks.append(stacked.view(*y.size(), *x.size()))
+    return tuple(blocks)
 
 
 def jacobian(func, inputs, create_graph: bool = False, strict: bool = False, vectorize: bool = False,
              strategy: str = "reverse-mode"):
-    """The Jacobian of ``func``: ``J[i][j]`` has shape ``outputs[i].shape + inputs[j].shape``."""
+    """The Jacobian of ``func`` at ``inputs``: block ``[i][j]`` has the shape
+    ``outputs[i].shape + inputs[j].shape`` (levels unwrapped where the user had bare tensors)."""
     if strategy not in ("forward-mode", "reverse-mode"):
         raise AssertionError('Expected strategy to be either "forward-mode" or "reverse-mode". Hint: If your '
                              'function has more outputs than inputs, "forward-mode" tends to be more performant. '
                              'Otherwise, prefer to use "reverse-mode".')
-    if strategy == "forward-mode":
-        if not vectorize:
-            raise NotImplementedError("Computing Jacobian using forward-AD or forward-over-reverse Hessian is"
-                                      "only implemented for `vectorize=True`.")
-        return _jacfwd(func, inputs, strict, create_graph)
+    forward = strategy == "forward-mode"
+    if forward and not vectorize:
+        raise NotImplementedError("Computing Jacobian using forward-AD or forward-over-reverse Hessian is"
+                                  "only implemented for `vectorize=True`.")
+    if forward and strict:
+        raise RuntimeError('torch.autograd.functional.jacobian: `strict=True` and `strategy="forward-mode"` are not '
+                           'supported together (yet). Please either set `strict=False` or `strategy="reverse-mode"`.')
     with enable_grad():
-        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
-        inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
-        outputs = func(*inputs)
-        is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function", "jacobian")
-        _check_requires_grad(outputs, "outputs", strict=strict)
-        if vectorize and strict:
-            raise RuntimeError("torch.autograd.functional.jacobian: `strict=True` and `vectorized=True` are not "
-                               "supported together. Please either set `strict=False` or `vectorize=False`.")
-        jacobian_ = []
-        for i, out in enumerate(outputs):
-            jac_i = tuple([] for _ in inputs)
-            flat = out.reshape(-1)
-            for j in range(out.nelement()):
-                vj = _autograd_grad((flat[j],), inputs, retain_graph=True, create_graph=create_graph)
-                for el_idx, (acc, g, inp) in enumerate(zip(jac_i, vj, inputs)):
-                    if g is not None:
-                        if strict and create_graph and not g.requires_grad:
-                            raise RuntimeError(f"The jacobian of the user-provided function is independent of input "
-                                               f"{i}. This is not allowed in strict mode when create_graph=True.")
-                        acc.append(g)
-                    else:
-                        if strict:
-                            raise RuntimeError(f"Output {i} of the user-provided function is independent of input "
-                                               f"{el_idx}. This is not allowed in strict mode.")
-                        acc.append(ops.zeros_like(inp))
-            jacobian_.append(tuple(
-                (ops.stack(acc, 0) if acc else ops.zeros(0, *inputs[k].shape, dtype=inputs[k].dtype,
-                                                        device=inputs[k].device)).view(*out.size(), *inputs[k].size())
-                for k, acc in enumerate(jac_i)))
-        res = _grad_postprocess(tuple(jacobian_), create_graph)
-        return _tuple_postprocess(res, (is_outputs_tuple, is_inputs_tuple))
+        xs, xs_tuple = _tensors(inputs, "inputs", "jacobian")
+        xs = _leaves(xs, create_graph)
+        ys, ys_tuple = _evaluate(func, "jacobian", xs, strict)
+        if forward:
+            blocks = _forward_columns(xs, ys, create_graph)
+        else:
+            if vectorize and strict:
+                raise RuntimeError("torch.autograd.functional.jacobian: `strict=True` and `vectorized=True` are "
+                                   "not supported together. Please either set `strict=False` or `vectorize=False`.")
+            blocks = tuple(_reverse_rows(i, y, xs, strict, create_graph) for i, y in enumerate(ys))
+        return _shaped2(_released(blocks, create_graph), ys_tuple, xs_tuple)
 
 
-def _single_output(func, strict, fn):
-    def wrapped(*inp):
-        out = func(*inp)
-        is_out_tuple, t_out = _as_tuple(out, "outputs of the user-provided function", fn)
-        _check_requires_grad(t_out, "outputs", strict=strict)
-        if is_out_tuple or not isinstance(out, Tensor):
-            raise RuntimeError(f"The function given to {fn} should return a single Tensor")
-        if out.nelement() != 1:
-            raise RuntimeError(f"The Tensor returned by the function given to {fn} should contain a single element")
-        return out.squeeze()
-    return wrapped
+def _require_scalar(value, api):
+    """``value`` must be one Tensor with one element (the functions of hessian, vhp and hvp)."""
+    if isinstance(value, tuple) or not isinstance(value, Tensor):
+        raise RuntimeError(f"The function given to {api} should return a single Tensor")
+    if value.nelement() != 1:
+        raise RuntimeError(f"The Tensor returned by the function given to {api} should contain a single element")
 
 
 def hessian(func, inputs, create_graph: bool = False, strict: bool = False, vectorize: bool = False,
             outer_jacobian_strategy: str = "reverse-mode"):
-    """The Hessian of a scalar ``func``: ``H[i][j]`` has shape ``inputs[i].shape + inputs[j].shape``."""
-    is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "hessian")
+    """The Hessian of a scalar ``func``: block ``[i][j]`` has shape ``inputs[i].shape + inputs[j].shape``."""
+    xs, xs_tuple = _tensors(inputs, "inputs", "hessian")
     if outer_jacobian_strategy not in ("forward-mode", "reverse-mode"):
         raise AssertionError('Expected strategy to be either "forward-mode" or "reverse-mode".')
-    single = _single_output(func, strict, "hessian")
 
-    def jac_func(*inp):
+    def scalar(*args):
+        value = func(*args)
+        _strict_needs_grad(_tensors(value, _OUTPUTS, "hessian")[0], "outputs", strict)
+        _require_scalar(value, "hessian")
+        return value.squeeze()
+
+    def gradient(*args):
         if outer_jacobian_strategy == "forward-mode":
-            inp = tuple(t.requires_grad_(True) for t in inp)
-        jac = jacobian(single, inp, create_graph=True)
-        _check_requires_grad(jac, "jacobian", strict=strict)
-        return jac
-    res = jacobian(jac_func, inputs, create_graph=create_graph, strict=strict, vectorize=vectorize,
-                   strategy=outer_jacobian_strategy)
-    return _tuple_postprocess(res, (is_inputs_tuple, is_inputs_tuple))
+            args = tuple(a.requires_grad_(True) for a in args)
+        first = jacobian(scalar, args, create_graph=True)
+        _strict_needs_grad(first, "jacobian", strict)
+        return first
+
+    blocks = jacobian(gradient, xs, create_graph=create_graph, strict=strict, vectorize=vectorize,
+                      strategy=outer_jacobian_strategy)
+    return _shaped2(blocks, xs_tuple, xs_tuple)
 
 
-def _scalar_checks(outputs, is_outputs_tuple, fn):
-    if is_outputs_tuple or not isinstance(outputs[0], Tensor):
-        raise RuntimeError(f"The function given to {fn} should return a single Tensor")
-    if outputs[0].nelement() != 1:
-        raise RuntimeError(f"The Tensor returned by the function given to {fn} should contain a single element")
+def _scalar_gradient(func, api, inputs, v, create_graph, strict):
+    """The shared start of vhp and hvp: leaves, the checked direction, the scalar output and its
+    gradient kept differentiable (call inside ``enable_grad``)."""
+    xs, xs_tuple = _tensors(inputs, "inputs", api)
+    xs = _leaves(xs, create_graph)
+    direction = _checked_vector(v, xs, xs_tuple, create_graph, api, _V_FOR_INPUT)
+    ys, ys_tuple = _evaluate(func, api, xs, strict)
+    _require_scalar(ys if ys_tuple else ys[0], api)
+    first = _pullback(ys, xs, create_graph=True)
+    _strict_needs_grad(first, "jacobian", strict)
+    return xs, xs_tuple, direction, ys, ys_tuple, first
 
 
 def vhp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
-    """``(func(inputs), v^T H)`` of a scalar ``func``."""
+    """Return ``(func(inputs), v^T H)`` for a scalar ``func``."""
     with enable_grad():
-        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "vhp")
-        inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
-        v = _prep_v(v, inputs, is_inputs_tuple, create_graph, "vhp", _V_IN)
-        outputs = func(*inputs)
-        is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function", "vhp")
-        _check_requires_grad(outputs, "outputs", strict=strict)
-        _scalar_checks(outputs, is_outputs_tuple, "vhp")
-        jac = _autograd_grad(outputs, inputs, create_graph=True)
-        _check_requires_grad(jac, "jacobian", strict=strict)
-    with set_grad_enabled(True if create_graph else is_grad_enabled()):
-        res = _fill_in_zeros(_autograd_grad(jac, inputs, v, create_graph=create_graph), inputs, strict, create_graph,
-                             "double_back")
-    return (_tuple_postprocess(_grad_postprocess(outputs, create_graph), is_outputs_tuple),
-            _tuple_postprocess(_grad_postprocess(res, create_graph), is_inputs_tuple))
+        xs, xs_tuple, direction, ys, ys_tuple, first = _scalar_gradient(func, "vhp", inputs, v, create_graph, strict)
+    with _outer_grad_mode(create_graph):
+        product = _pullback(first, xs, direction, create_graph=create_graph)
+        product = _zeros_where_missing(product, xs, strict, create_graph, "double_back")
+    return (_shaped(_released(ys, create_graph), ys_tuple),
+            _shaped(_released(product, create_graph), xs_tuple))
 
 
 def hvp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
-    """``(func(inputs), H v)`` of a scalar ``func``, by the double-backward trick."""
+    """Return ``(func(inputs), H v)`` for a scalar ``func``."""
     with enable_grad():
-        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "hvp")
-        inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
-        v = _prep_v(v, inputs, is_inputs_tuple, create_graph, "hvp", _V_IN)
-        outputs = func(*inputs)
-        is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function", "hvp")
-        _check_requires_grad(outputs, "outputs", strict=strict)
-        _scalar_checks(outputs, is_outputs_tuple, "hvp")
-        jac = _autograd_grad(outputs, inputs, create_graph=True)
-        _check_requires_grad(jac, "jacobian", strict=strict)
-        grad_jac = tuple(ops.zeros_like(inp).requires_grad_(True) for inp in inputs)
-        double_back = _autograd_grad(jac, inputs, grad_jac, create_graph=True)
-        _check_requires_grad(jac, "hessian", strict=strict)
-    with set_grad_enabled(True if create_graph else is_grad_enabled()):
-        res = _fill_in_zeros(_autograd_grad(double_back, grad_jac, v, create_graph=create_graph), inputs, strict,
-                             create_graph, "double_back_trick")
-    return (_tuple_postprocess(_grad_postprocess(outputs, create_graph), is_outputs_tuple),
-            _tuple_postprocess(_grad_postprocess(res, create_graph), is_inputs_tuple))
+        xs, xs_tuple, direction, ys, ys_tuple, first = _scalar_gradient(func, "hvp", inputs, v, create_graph, strict)
+        us = _placeholders(xs)
+        second_in_u = _pullback(first, xs, us, create_graph=True)  # H^T u, linear in us
+        _strict_needs_grad(first, "hessian", strict)
+    with _outer_grad_mode(create_graph):
+        product = _pullback(second_in_u, us, direction, create_graph=create_graph)
+        product = _zeros_where_missing(product, xs, strict, create_graph, "double_back_trick")
+    return (_shaped(_released(ys, create_graph), ys_tuple),
+            _shaped(_released(product, create_graph), xs_tuple))

@@ -10,6 +10,22 @@ from .optimizer import Optimizer, _step0, _use_grad
 __all__ = ["Adafactor"]
 
 
+def _check_settings(lr, beta2_decay, eps, d, weight_decay) -> None:
+    """ValueError, with PyTorch's messages, for hyper-parameters outside their ranges."""
+    if isinstance(lr, Tensor) and lr.numel() != 1:
+        raise ValueError("Tensor lr must be 1-element")
+    eps1, eps2 = eps
+    problems = [(not lr >= 0.0, f"Learning rate should be >= 0 but is: {lr}"),
+                (not beta2_decay <= 0.0, f"beta2_decay should be <= 0 but is: {beta2_decay}"),
+                (eps1 is not None and not eps1 >= 0.0, f"epsilon1 should be >= 0 but is: {eps1}"),
+                (not eps2 >= 0.0, f"epsilon2 should be >= 0 but is: {eps2}"),
+                (not d >= 1.0, f"Clipping threshold d should be >= 1 but is: {d}"),
+                (not weight_decay >= 0.0, f"weight_decay should be >= 0 but is: {weight_decay}")]
+    for failed, message in problems:
+        if failed:
+            raise ValueError(message)
+
+
 class Adafactor(Optimizer):
     """``Adafactor(params, lr=1e-2, beta2_decay=-0.8, eps=(None, 1e-3), d=1.0, weight_decay=0.0, *,
     foreach=None, maximize=False)``.
@@ -25,20 +41,7 @@ class Adafactor(Optimizer):
 
     def __init__(self, params, lr=1e-2, beta2_decay: float = -0.8, eps: tuple = (None, 1e-3), d: float = 1.0,
                  weight_decay: float = 0.0, *, foreach=None, maximize: bool = False) -> None:
-        if isinstance(lr, Tensor) and lr.numel() != 1:
-            raise ValueError("Tensor lr must be 1-element")
-        if not 0.0 <= lr:
-            raise ValueError(f"Learning rate should be >= 0 but is: {lr}")
-        if not 0.0 >= beta2_decay:
-            raise ValueError(f"beta2_decay should be <= 0 but is: {beta2_decay}")
-        if eps[0] is not None and not 0.0 <= eps[0]:
-            raise ValueError(f"epsilon1 should be >= 0 but is: {eps[0]}")
-        if not 0.0 <= eps[1]:
-            raise ValueError(f"epsilon2 should be >= 0 but is: {eps[1]}")
-        if not 1.0 <= d:
-            raise ValueError(f"Clipping threshold d should be >= 1 but is: {d}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"weight_decay should be >= 0 but is: {weight_decay}")
+        _check_settings(lr, beta2_decay, eps, d, weight_decay)
         defaults = dict(lr=lr, beta2_decay=beta2_decay, eps=eps, d=d, weight_decay=weight_decay, foreach=foreach,
                         maximize=maximize)
         super().__init__(params, defaults)

@@ -12,6 +12,19 @@ from .optimizer import Optimizer, _use_grad
 __all__ = ["SparseAdam"]
 
 
+def _check_settings(lr, betas, eps) -> None:
+    """ValueError (PyTorch's messages) for a non-positive lr or eps, or a beta outside [0, 1)."""
+    if isinstance(lr, Tensor) and lr.numel() != 1:
+        raise ValueError("Tensor lr must be 1-element")
+    if not lr > 0.0:
+        raise ValueError(f"Invalid learning rate: {lr}")
+    if not eps > 0.0:
+        raise ValueError(f"Invalid epsilon value: {eps}")
+    for i in (0, 1):
+        if not 0.0 <= betas[i] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index {i}: {betas[i]}")
+
+
 class SparseAdam(Optimizer):
     """``SparseAdam(params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, maximize=False)``.
 
@@ -24,16 +37,7 @@ class SparseAdam(Optimizer):
 
     def __init__(self, params, lr=1e-3, betas: tuple = (0.9, 0.999), eps: float = 1e-8,
                  maximize: bool = False) -> None:
-        if isinstance(lr, Tensor) and lr.numel() != 1:
-            raise ValueError("Tensor lr must be 1-element")
-        if not 0.0 < lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 < eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        if not 0.0 <= betas[0] < 1.0:
-            raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
-        if not 0.0 <= betas[1] < 1.0:
-            raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
+        _check_settings(lr, betas, eps)
         super().__init__(params, dict(lr=lr, betas=betas, eps=eps, maximize=maximize))
         sparse_params = [[i, j] for i, g in enumerate(self.param_groups) for j, p in enumerate(g["params"])
                          if p.is_sparse]

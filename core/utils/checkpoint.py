@@ -48,26 +48,30 @@ def noop_context_fn():
 
 
 @contextlib.contextmanager
+def _overriding(cell: list, value):
+    """Hold ``value`` in the one-item list ``cell`` for the duration of the block."""
+    saved, cell[0] = cell[0], value
+    try:
+        yield
+    finally:
+        cell[0] = saved
+
+
+def _setting(cell: list, argument):
+    """The value a block-wide override puts in ``cell``, else the call's own ``argument``."""
+    return argument if cell[0] is None else cell[0]
+
+
 def set_checkpoint_debug_enabled(enabled):
-    """Override ``debug=`` of the checkpoints run inside the block (None: defer to the argument)."""
-    prev = _debug_enabled[0]
-    _debug_enabled[0] = enabled
-    try:
-        yield
-    finally:
-        _debug_enabled[0] = prev
+    """A context manager overriding ``debug=`` of the checkpoints run inside it (None: defer to
+    each call's argument)."""
+    return _overriding(_debug_enabled, enabled)
 
 
-@contextlib.contextmanager
 def set_checkpoint_early_stop(enable: bool):
-    """Whether non-reentrant checkpoints made inside the block stop recomputing once every saved
-    tensor has been recomputed (default True)."""
-    prev = _early_stop_enabled[0]
-    _early_stop_enabled[0] = enable
-    try:
-        yield
-    finally:
-        _early_stop_enabled[0] = prev
+    """A context manager setting whether non-reentrant checkpoints made inside it stop
+    recomputing once every saved tensor has been recomputed (default True)."""
+    return _overriding(_early_stop_enabled, enable)
 
 
 class DefaultDeviceType:
@@ -77,7 +81,8 @@ class DefaultDeviceType:
 
     @staticmethod
     def set_device_type(device: str = "cuda") -> None:
-        DefaultDeviceType._default_device_type = device
+        """Choose the device type used when the inputs give none."""
+        setattr(DefaultDeviceType, "_default_device_type", device)
 
     @staticmethod
     def get_device_type() -> str:
@@ -88,15 +93,14 @@ def detach_variable(inputs: tuple) -> tuple:
     """Detached copies of the tensors of ``inputs``, keeping their ``requires_grad``."""
     if not isinstance(inputs, tuple):
         raise RuntimeError(f"Only tuple of tensors is supported. Got Unsupported input type: {type(inputs).__name__}")
-    out = []
-    for inp in inputs:
-        if not isinstance(inp, Tensor):
-            out.append(inp)
-            continue
-        x = inp.detach()
-        x.requires_grad = inp.requires_grad
-        out.append(x)
-    return tuple(out)
+    return tuple(_cut_from_graph(item) for item in inputs)
+
+
+def _cut_from_graph(item):
+    """A tensor detached from its history but with its ``requires_grad``; anything else as is."""
+    if isinstance(item, Tensor):
+        return item.detach().requires_grad_(item.requires_grad)
+    return item
 
 
 def check_backward_validity(inputs) -> None:
@@ -165,22 +169,15 @@ class CheckpointFunction(_autograd.Function):
     @staticmethod
     def forward(ctx, run_function, preserve_rng_state, *args):
         check_backward_validity(args)
-        ctx.run_function = run_function
-        ctx.preserve_rng_state = preserve_rng_state
-        ctx.autocast = _autocast_snapshot()
-        if preserve_rng_state:
-            ctx.rng = _rng_snapshot()
-        ctx.inputs = []
-        ctx.tensor_indices = []
-        tensors = []
-        for i, arg in enumerate(args):
-            if isinstance(arg, Tensor):
-                tensors.append(arg)
-                ctx.tensor_indices.append(i)
-                ctx.inputs.append(None)
-            else:
-                ctx.inputs.append(arg)
-        ctx.save_for_backward(*tensors)
+        # tensors go through save_for_backward (version-checked); the other arguments are
+        # kept as they are, with None holding the tensors' places
+        is_tensor = [isinstance(a, Tensor) for a in args]
+        ctx.save_for_backward(*(a for a, t in zip(args, is_tensor) if t))
+        ctx.ckpt_args = [None if t else a for a, t in zip(args, is_tensor)]
+        ctx.ckpt_tensor_at = [i for i, t in enumerate(is_tensor) if t]
+        ctx.ckpt_fn = run_function
+        ctx.ckpt_rng = _rng_snapshot() if preserve_rng_state else None
+        ctx.ckpt_autocast = _autocast_snapshot()
         with _autograd.no_grad():
             return run_function(*args)
 
@@ -191,13 +188,13 @@ class CheckpointFunction(_autograd.Function):
                 "When use_reentrant=True, torch.utils.checkpoint is incompatible with .grad() or passing an `inputs` "
                 "parameter to .backward(). To resolve this error, you can either set use_reentrant=False, or call "
                 ".backward() without passing the `inputs` argument.")
-        inputs = list(ctx.inputs)
-        for i, t in zip(ctx.tensor_indices, ctx.saved_tensors):
+        inputs = list(ctx.ckpt_args)
+        for i, t in zip(ctx.ckpt_tensor_at, ctx.saved_tensors):
             inputs[i] = t
-        with _forked_rng(ctx.rng if ctx.preserve_rng_state else None, ctx.preserve_rng_state):
+        with _forked_rng(ctx.ckpt_rng, ctx.ckpt_rng is not None):
             detached = detach_variable(tuple(inputs))
-            with _autograd.enable_grad(), _autocast_as(ctx.autocast):
-                outputs = ctx.run_function(*detached)
+            with _autograd.enable_grad(), _autocast_as(ctx.ckpt_autocast):
+                outputs = ctx.ckpt_fn(*detached)
         if isinstance(outputs, Tensor):
             outputs = (outputs,)
         with_grad, grads_for = [], []
@@ -222,9 +219,7 @@ class _Frame:
     """One non-reentrant checkpoint call: the handles saved in forward and the recomputation."""
 
     def __init__(self, recompute, early_stop, metadata_fn):
-        self.recompute = recompute
-        self.early_stop = early_stop
-        self.metadata_fn = metadata_fn
+        self.recompute, self.early_stop, self.metadata_fn = recompute, early_stop, metadata_fn
         self.metas: list = []       # per saved tensor, in save order
         self.recomputed: dict = {}  # save index -> recomputed tensor, emptied as they are unpacked
 
@@ -274,7 +269,7 @@ class _Frame:
 
 
 def _checkpoint_without_reentrant(function, preserve, context_fn, determinism_check, debug, early_stop, args, kwargs):
-    if (_debug_enabled[0] if _debug_enabled[0] is not None else debug) and context_fn is not noop_context_fn:
+    if _setting(_debug_enabled, debug) and context_fn is not noop_context_fn:
         raise ValueError("debug=True is incompatible with non-default context_fn")
     if determinism_check not in _metadata_fns:
         raise ValueError(f"determinism_check should be one of {list(_metadata_fns)}, but got {determinism_check}")
@@ -293,10 +288,34 @@ def _checkpoint_without_reentrant(function, preserve, context_fn, determinism_ch
         with _forked_rng(rng, preserve), _autograd.enable_grad(), _autocast_as(autocast), recompute_ctx:
             function(*saved_inputs, **kwargs)
 
-    stop = _early_stop_enabled[0] if _early_stop_enabled[0] is not None else early_stop
-    frame = _Frame(recompute, stop, _metadata_fns[determinism_check])
+    frame = _Frame(recompute, _setting(_early_stop_enabled, early_stop), _metadata_fns[determinism_check])
     with saved_tensors_hooks(frame.pack, frame.unpack), forward_ctx:
         return function(*args, **kwargs)
+
+
+_CHECKPOINT_WARNING = (
+    "torch.utils.checkpoint: the use_reentrant parameter should be passed explicitly. Starting in PyTorch "
+    "2.9, calling checkpoint without use_reentrant will raise an exception. use_reentrant=False is "
+    "recommended, but if you need to preserve the current default behavior, you can pass use_reentrant=True. "
+    "Refer to docs for more details on the differences between the two variants.")
+_SEQUENTIAL_WARNING = (
+    "torch.utils.checkpoint.checkpoint_sequential: the use_reentrant parameter should be passed explicitly. "
+    "In version 2.9 we will raise an exception if use_reentrant is not passed. use_reentrant=False is "
+    "recommended, but if you need to preserve the current default behavior, you can pass use_reentrant=True. "
+    "Refer to docs for more details on the differences between the two variants.")
+
+
+def _variant(use_reentrant, warning) -> bool:
+    """``use_reentrant`` as given; when omitted, warn and choose the reentrant variant."""
+    if use_reentrant is None:
+        warnings.warn(warning, stacklevel=3)
+        return True
+    return bool(use_reentrant)
+
+
+def _refuse_extra(kwargs) -> None:
+    if kwargs:
+        raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
 
 
 def checkpoint(function, *args, use_reentrant=None, context_fn=noop_context_fn,
@@ -305,51 +324,41 @@ def checkpoint(function, *args, use_reentrant=None, context_fn=noop_context_fn,
     """Run ``function(*args, **kwargs)`` without keeping its intermediate tensors for backward;
     backward recomputes them (``preserve_rng_state=True`` by default: dropout draws the same
     masks). See the module docstring for the two variants."""
-    if use_reentrant is None:
-        warnings.warn(
-            "torch.utils.checkpoint: the use_reentrant parameter should be passed explicitly. Starting in PyTorch "
-            "2.9, calling checkpoint without use_reentrant will raise an exception. use_reentrant=False is "
-            "recommended, but if you need to preserve the current default behavior, you can pass use_reentrant=True. "
-            "Refer to docs for more details on the differences between the two variants.", stacklevel=2)
-        use_reentrant = True
+    reentrant = _variant(use_reentrant, _CHECKPOINT_WARNING)
     preserve = kwargs.pop("preserve_rng_state", True)
-    if kwargs and use_reentrant:
-        raise ValueError("Unexpected keyword arguments: " + ",".join(arg for arg in kwargs))
-    if use_reentrant:
-        if context_fn is not noop_context_fn or debug is not False:
-            raise ValueError("Passing `context_fn` or `debug` is only supported when use_reentrant=False.")
-        return CheckpointFunction.apply(function, preserve, *args)
-    return _checkpoint_without_reentrant(function, preserve, context_fn, determinism_check, debug, early_stop, args,
-                                         kwargs)
+    if not reentrant:
+        return _checkpoint_without_reentrant(function, preserve, context_fn, determinism_check, debug, early_stop,
+                                             args, kwargs)
+    _refuse_extra(kwargs)  # the reentrant Function passes positional arguments only
+    if debug is not False or context_fn is not noop_context_fn:
+        raise ValueError("Passing `context_fn` or `debug` is only supported when use_reentrant=False.")
+    return CheckpointFunction.apply(function, preserve, *args)
+
+
+def _run_span(layers, span):
+    """A function applying ``layers[span]`` one after the other."""
+    def run(x):
+        for layer in layers[span]:
+            x = layer(x)
+        return x
+    return run
 
 
 def checkpoint_sequential(functions, segments, input, use_reentrant=None, **kwargs):
-    """Split ``functions`` (an ``nn.Sequential`` or a list) into ``segments`` chunks and checkpoint
-    each but the last."""
-    if use_reentrant is None:
-        warnings.warn(
-            "torch.utils.checkpoint.checkpoint_sequential: the use_reentrant parameter should be passed explicitly. "
-            "In version 2.9 we will raise an exception if use_reentrant is not passed. use_reentrant=False is "
-            "recommended, but if you need to preserve the current default behavior, you can pass use_reentrant=True. "
-            "Refer to docs for more details on the differences between the two variants.", stacklevel=2)
-        use_reentrant = True
+    """Run ``functions`` (an ``nn.Sequential``, or a list of callables) on ``input`` in
+    ``segments`` consecutive chunks of ``len(functions) // segments``; every chunk but the last
+    (which also takes the remainder) is checkpointed."""
+    reentrant = _variant(use_reentrant, _SEQUENTIAL_WARNING)
     preserve = kwargs.pop("preserve_rng_state", True)
-    if kwargs:
-        raise ValueError("Unexpected keyword arguments: " + ",".join(arg for arg in kwargs))
-
-    def run_function(start, end, functions):
-        def forward(input):
-            for j in range(start, end + 1):
-                input = functions[j](input)
-            return input
-        return forward
-
-    if hasattr(functions, "children") and hasattr(functions, "_modules"):
-        functions = list(functions.children())
-    segment_size = len(functions) // segments
-    end = -1
-    for start in range(0, segment_size * (segments - 1), segment_size):
-        end = start + segment_size - 1
-        input = checkpoint(run_function(start, end, functions), input, use_reentrant=use_reentrant,
+    _refuse_extra(kwargs)
+    is_module = hasattr(functions, "children") and hasattr(functions, "_modules")
+    layers = list(functions.children()) if is_module else list(functions)
+    size = len(layers) // segments
+    if size == 0 and segments > 1:
+        raise ValueError(f"checkpoint_sequential: cannot split {len(layers)} functions into {segments} segments")
+    done = 0
+    for _ in range(segments - 1):
+        input = checkpoint(_run_span(layers, slice(done, done + size)), input, use_reentrant=reentrant,
                            preserve_rng_state=preserve)
-    return run_function(end + 1, len(functions) - 1, functions)(input)
+        done += size
+    return _run_span(layers, slice(done, None))(input)

@@ -20,6 +20,19 @@ def _index(idx: int, n: int, what: str) -> int:
     return idx + n if idx < 0 else idx
 
 
+def _renumber(container, modules) -> None:
+    """Make ``modules`` the children of ``container``, named ``0``, ``1``, ... in order."""
+    container._modules.clear()
+    container._modules.update((str(i), m) for i, m in enumerate(modules))
+
+
+def _take(container, key):
+    """``container[key]``, removed from the container."""
+    item = container[key]
+    del container[key]
+    return item
+
+
 class Container(Module):
     """Deprecated in PyTorch: a module whose children are given as keyword arguments."""
 
@@ -36,15 +49,9 @@ class Sequential(Module):
 
     def __init__(self, *args) -> None:
         super().__init__()
-        by_name = len(args) == 1 and isinstance(args[0], OrderedDict)
-        pairs = args[0].items() if by_name else zip(map(str, range(len(args))), args)
-        for name, child in pairs:
-            self.add_module(name, child)
-
-    def _renumber(self, children: list) -> None:
-        """Make ``children`` the contents, named "0", "1", ... in order."""
-        self._modules.clear()
-        self._modules.update((str(i), child) for i, child in enumerate(children))
+        named = len(args) == 1 and isinstance(args[0], OrderedDict)
+        for name, module in (args[0].items() if named else ((str(i), m) for i, m in enumerate(args))):
+            self.add_module(name, module)
 
     def forward(self, input):
         for module in self._modules.values():
@@ -68,8 +75,8 @@ class Sequential(Module):
                 delattr(self, k)
         else:
             delattr(self, keys[_index(idx, len(keys), "Sequential")])
-        if all(k.isdigit() for k in self._modules):  # keep the numbering contiguous, as PyTorch
-            self._renumber(list(self._modules.values()))
+        # the remaining children are renamed 0, 1, ... (named ones too), as PyTorch does
+        _renumber(self, list(self._modules.values()))
 
     def __len__(self) -> int:
         return len(self._modules)
@@ -96,11 +103,12 @@ class Sequential(Module):
         """Insert ``module`` before position ``index``."""
         if not isinstance(module, Module):
             raise AssertionError(f"module should be of type: {Module}")
-        children = list(self._modules.values())
-        if index > len(children) or index < -len(children):
+        count = len(self._modules)
+        if index < -count or index > count:
             raise IndexError(f"Index out of range: {index}")
-        children.insert(index, module)  # list.insert counts a negative index from the end, as PyTorch
-        self._renumber(children)
+        ordered = list(self._modules.values())
+        ordered.insert(index + count if index < 0 else index, module)
+        _renumber(self, ordered)
         return self
 
     def extend(self, sequential: Iterable[Module]) -> "Sequential":
@@ -109,9 +117,7 @@ class Sequential(Module):
         return self
 
     def pop(self, key: int) -> Module:
-        v = self[key]
-        del self[key]
-        return v
+        return _take(self, key)
 
     def __dir__(self):
         return [k for k in super().__dir__() if not k.isdigit()]
@@ -122,8 +128,7 @@ class ModuleList(Module):
 
     def __init__(self, modules: Iterable[Module] | None = None) -> None:
         super().__init__()
-        if modules is not None:
-            self += modules
+        self.extend(() if modules is None else modules)
 
     def __getitem__(self, idx):
         if isinstance(idx, slice):
@@ -139,10 +144,7 @@ class ModuleList(Module):
                 delattr(self, str(k))
         else:
             delattr(self, str(_index(idx, len(self), "ModuleList")))
-        mods = list(self._modules.values())
-        self._modules.clear()
-        for i, m in enumerate(mods):
-            self._modules[str(i)] = m
+        _renumber(self, list(self._modules.values()))
 
     def __len__(self) -> int:
         return len(self._modules)
@@ -169,16 +171,14 @@ class ModuleList(Module):
         return self
 
     def insert(self, index: int, module: Module) -> None:
-        mods = list(self._modules.values())
-        mods.insert(index, module)
+        ordered = list(self._modules.values())
+        ordered.insert(index, module)
         self._modules.clear()
-        for i, m in enumerate(mods):
-            self.add_module(str(i), m)
+        for position, child in enumerate(ordered):
+            self.add_module(str(position), child)  # checks the new module's type
 
     def pop(self, key: int) -> Module:
-        v = self[key]
-        del self[key]
-        return v
+        return _take(self, key)
 
     def __dir__(self):
         return [k for k in super().__dir__() if not k.isdigit()]
@@ -208,34 +208,32 @@ class ModuleDict(Module):
 
     def __init__(self, modules: Mapping[str, Module] | None = None) -> None:
         super().__init__()
-        if modules is not None:
-            self.update(modules)
+        self.update({} if modules is None else modules)
 
-    # the mapping protocol, over the registered children
-    def __contains__(self, key: str) -> bool:
-        return key in self._modules
-
+    # the mapping protocol, on the registered children
     def __len__(self) -> int:
         return len(self._modules)
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._modules)
 
-    def __setitem__(self, key: str, module: Module) -> None:
-        self.add_module(key, module)  # validates the name and the module
+    def __contains__(self, key: str) -> bool:
+        return key in self._modules
 
     def __getitem__(self, key: str) -> Module:
         return self._modules[key]
 
+    def __setitem__(self, key: str, module: Module) -> None:
+        self.add_module(key, module)
+
     def __delitem__(self, key: str) -> None:
         self._modules.pop(key)
 
-    def pop(self, key: str) -> Module:
-        """Remove the child ``key`` and return it."""
-        return self._modules.pop(key)
-
     def clear(self) -> None:
         self._modules.clear()
+
+    def pop(self, key: str) -> Module:
+        return _take(self, key)
 
     def keys(self):
         return self._modules.keys()
@@ -262,9 +260,8 @@ class ParameterList(Module):
 
     def __init__(self, values: Iterable[Any] | None = None) -> None:
         super().__init__()
-        self._size = 0  # entries are registered as "0" .. str(_size - 1)
-        if values is not None:
-            self.extend(values)
+        self._size = 0  # the number of entries, named "0" .. str(_size - 1)
+        self.extend(() if values is None else values)
 
     def _key(self, idx: int) -> str:
         return str(_index(idx, self._size, "ParameterList"))
@@ -369,9 +366,7 @@ class ParameterDict(Module):
         return self[key] if key in self else default
 
     def pop(self, key):
-        v = self[key]
-        del self[key]
-        return v
+        return _take(self, key)
 
     def clear(self) -> None:
         for k in list(self._keys):

@@ -9,8 +9,6 @@ with the checkpoint's shapes (a load pre-hook); the module keeps its lazy class 
 """
 from __future__ import annotations
 
-import itertools
-
 from ... import _dtype as D
 from ... import _state
 from ...ops import creation as _factory
@@ -26,7 +24,13 @@ __all__ = ["LazyModuleMixin", "LazyLinear", "LazyConv1d", "LazyConv2d", "LazyCon
 
 
 class LazyModuleMixin:
-    """Mix in before a module class; define ``initialize_parameters(*args, **kwargs)``."""
+    """Mix in before a module class; define ``initialize_parameters(*args, **kwargs)``.
+
+    Two hooks do the work: a forward pre-hook that calls ``initialize_parameters`` with the
+    first forward's arguments, then drops both hooks and switches the class to
+    ``cls_to_become``; and a load-state-dict pre-hook that gives uninitialized tensors the shapes
+    found in the checkpoint.
+    """
 
     cls_to_become = None
 
@@ -35,115 +39,149 @@ class LazyModuleMixin:
         self._lazy_hooks()
 
     def _lazy_hooks(self) -> None:
-        # a bound method (picklable), called with the module first
+        # bound methods, so that the module stays picklable; the handles are kept to undo them
         self._load_hook = self.register_load_state_dict_pre_hook(self._lazy_load_pre_hook)
         self._initialize_hook = self.register_forward_pre_hook(self._infer_parameters, with_kwargs=True)
 
+    def _own_tensors(self):
+        """``(name, tensor)`` for every parameter and buffer slot, in registration order."""
+        yield from self._parameters.items()
+        yield from self._buffers.items()
+
     def _save_to_state_dict(self, destination, prefix, keep_vars):
-        for name, param in self._parameters.items():
-            if param is not None:
-                destination[prefix + name] = param if (is_lazy(param) or keep_vars) else param.detach()
-        for name, buf in self._buffers.items():
-            if buf is not None and name not in self._non_persistent_buffers_set:
-                destination[prefix + name] = buf if (is_lazy(buf) or keep_vars) else buf.detach()
+        # as Module's, except that an uninitialized tensor is stored itself (it can't be detached)
+        skipped = self._non_persistent_buffers_set
+        for name, t in self._own_tensors():
+            if t is None or (name in self._buffers and name in skipped):
+                continue
+            destination[prefix + name] = t if keep_vars or is_lazy(t) else t.detach()
 
     def _lazy_load_pre_hook(self, module, *args):
         self._lazy_load_hook(*args)
 
     def _lazy_load_hook(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs):
-        for name, param in itertools.chain(self._parameters.items(), self._buffers.items()):
-            key = prefix + name
-            if key in state_dict and param is not None:
-                input_param = state_dict[key]
-                if is_lazy(param) and not is_lazy(input_param):
-                    param.materialize(input_param.shape)
+        for name, own in self._own_tensors():
+            incoming = state_dict.get(prefix + name)
+            if own is None or incoming is None:
+                continue
+            if is_lazy(own) and not is_lazy(incoming):
+                own.materialize(incoming.shape)
 
     def initialize_parameters(self, *args, **kwargs):
         raise NotImplementedError(f"initialize_parameters is not implemented for {self.__class__.__name__}")
 
     def has_uninitialized_params(self) -> bool:
-        return any(is_lazy(p) for p in itertools.chain(self._parameters.values(), self._buffers.values()))
+        return any(is_lazy(t) for _, t in self._own_tensors())
 
     def _infer_parameters(self, module, args, kwargs=None):
-        module.initialize_parameters(*args, **(kwargs or {}))
+        module.initialize_parameters(*args, **(kwargs if kwargs else {}))
         if module.has_uninitialized_params():
             raise RuntimeError(f"module {self._get_name()} has not been fully initialized")
-        module._initialize_hook.remove()
-        module._load_hook.remove()
-        delattr(module, "_initialize_hook")
-        delattr(module, "_load_hook")
-        if module.cls_to_become is not None:
-            module.__class__ = module.cls_to_become
+        for handle_name in ("_initialize_hook", "_load_hook"):
+            getattr(module, handle_name).remove()
+            delattr(module, handle_name)
+        final = module.cls_to_become
+        if final is not None:
+            module.__class__ = final
 
     def _replicate_for_data_parallel(self):
         raise RuntimeError("Modules with uninitialized parameters can't be used with `DataParallel`. Run a dummy "
                            "forward pass to correctly initialize the modules")
 
 
-class LazyLinear(LazyModuleMixin, Linear):
+def _placeholders(module, names, device, dtype) -> None:
+    """Give ``module`` an uninitialized parameter under each of ``names``."""
+    for name in names:
+        setattr(module, name, UninitializedParameter(device=device, dtype=dtype))
+
+
+class _InferredSize(LazyModuleMixin):
+    """Lazy layers whose one unknown size is read off the first input.
+
+    A family names the attribute (``_size_attr``), says how to read it (``_size_of``) and what
+    shape each lazy tensor then has (``_lazy_shapes``); materialising and initialising is shared.
+    """
+
+    _size_attr = ""
+
+    def _size_of(self, input) -> int:
+        raise NotImplementedError
+
+    def _lazy_shapes(self, size) -> dict:
+        raise NotImplementedError
+
+    def _check_size(self, size) -> None:
+        pass
+
+    def reset_parameters(self) -> None:
+        # the full class's __init__ calls this before anything is materialised: wait until then
+        if self.has_uninitialized_params() or getattr(self, self._size_attr) == 0:
+            return
+        super().reset_parameters()
+
+    def initialize_parameters(self, input, *args, **kwargs) -> None:
+        if not self.has_uninitialized_params():
+            return
+        size = self._size_of(input)
+        setattr(self, self._size_attr, size)
+        self._check_size(size)
+        with _state.grad_disabled():
+            for name, shape in self._lazy_shapes(size).items():
+                slot = getattr(self, name, None)
+                if slot is not None and is_lazy(slot):
+                    slot.materialize(shape)
+            self.reset_parameters()
+
+
+class LazyLinear(_InferredSize, Linear):
     """``Linear`` whose ``in_features`` is the last dim of the first input."""
 
     cls_to_become = Linear
+    _size_attr = "in_features"
 
     def __init__(self, out_features: int, bias: bool = True, device=None, dtype=None) -> None:
-        fk = {"device": device, "dtype": dtype}
         super().__init__(0, 0, False)
-        self.weight = UninitializedParameter(**fk)
         self.out_features = out_features
-        if bias:
-            self.bias = UninitializedParameter(**fk)
+        _placeholders(self, ("weight", "bias") if bias else ("weight",), device, dtype)
 
-    def reset_parameters(self) -> None:
-        if not self.has_uninitialized_params() and self.in_features != 0:
-            super().reset_parameters()
+    def _size_of(self, input) -> int:
+        return input.shape[-1]
+
+    def _lazy_shapes(self, size) -> dict:
+        return {"weight": (self.out_features, size), "bias": (self.out_features,)}
 
     def initialize_parameters(self, input) -> None:
-        if self.has_uninitialized_params():
-            with _state.grad_disabled():
-                self.in_features = input.shape[-1]
-                self.weight.materialize((self.out_features, self.in_features))
-                if self.bias is not None:
-                    self.bias.materialize((self.out_features,))
-                self.reset_parameters()
-        if self.in_features == 0:
-            if input.shape[-1] != self.weight.shape[-1]:
-                raise AssertionError(f"The in_features inferred from input: {input.shape[-1]} is not equal to "
-                                     f"in_features from self.weight: {self.weight.shape[-1]}")
-            self.in_features = input.shape[-1]
+        super().initialize_parameters(input)
+        if self.in_features == 0:  # materialised by load_state_dict: take the size from the weight
+            seen, expected = input.shape[-1], self.weight.shape[-1]
+            if seen != expected:
+                raise AssertionError(f"The in_features inferred from input: {seen} is not equal to "
+                                     f"in_features from self.weight: {expected}")
+            self.in_features = seen
 
 
-class _LazyConvXdMixin(LazyModuleMixin):
-    def reset_parameters(self) -> None:
-        if not self.has_uninitialized_params() and self.in_channels != 0:
-            super().reset_parameters()
+class _LazyConvXdMixin(_InferredSize):
+    _size_attr = "in_channels"
 
-    def initialize_parameters(self, input, *args, **kwargs) -> None:
-        if self.has_uninitialized_params():
-            self.in_channels = self._get_in_channels(input)
-            if self.in_channels % self.groups != 0:
-                raise ValueError("in_channels must be divisible by groups")
-            if self.transposed:
-                self.weight.materialize((self.in_channels, self.out_channels // self.groups, *self.kernel_size))
-            else:
-                self.weight.materialize((self.out_channels, self.in_channels // self.groups, *self.kernel_size))
-            if self.bias is not None:
-                self.bias.materialize((self.out_channels,))
-            with _state.grad_disabled():
-                self.reset_parameters()
-
-    def _get_in_channels(self, input) -> int:
-        num_dims_no_batch = self._nsp + 1
-        num_dims_batch = num_dims_no_batch + 1
-        if input.dim() not in (num_dims_no_batch, num_dims_batch):
-            raise RuntimeError(f"Expected {num_dims_no_batch}D (unbatched) or {num_dims_batch}D (batched) input to "
+    def _size_of(self, input) -> int:
+        unbatched = self._nsp + 1
+        if input.dim() not in (unbatched, unbatched + 1):
+            raise RuntimeError(f"Expected {unbatched}D (unbatched) or {unbatched + 1}D (batched) input to "
                                f"{self.__class__.__name__}, but got input of size: {input.shape}")
-        return input.shape[1] if input.dim() == num_dims_batch else input.shape[0]
+        return input.shape[input.dim() - unbatched]
+
+    def _check_size(self, size) -> None:
+        if size % self.groups:
+            raise ValueError("in_channels must be divisible by groups")
+
+    def _lazy_shapes(self, size) -> dict:
+        per_group = (self.out_channels if self.transposed else size) // self.groups
+        leading = size if self.transposed else self.out_channels
+        return {"weight": (leading, per_group, *self.kernel_size), "bias": (self.out_channels,)}
 
     def _lazy_init(self, out_channels, bias, fk) -> None:
-        self.weight = UninitializedParameter(**fk)
         self.out_channels = out_channels
-        if bias:
-            self.bias = UninitializedParameter(**fk)
+        _placeholders(self, ("weight", "bias") if bias else ("weight",), fk["device"], fk["dtype"])
 
 
 def _lazy_conv(name, full):
@@ -177,38 +215,25 @@ LazyConvTranspose2d = _lazy_conv("LazyConvTranspose2d", ConvTranspose2d)
 LazyConvTranspose3d = _lazy_conv("LazyConvTranspose3d", ConvTranspose3d)
 
 
-class _LazyNormBase(LazyModuleMixin, _NormBase):
+class _LazyNormBase(_InferredSize, _NormBase):
+    _size_attr = "num_features"
+
     def __init__(self, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None, dtype=None, *,
                  bias=True) -> None:
-        fk = {"device": device, "dtype": dtype}
         super().__init__(0, eps, momentum, False, False, device, dtype, bias=False)
-        self.affine = affine
-        self.track_running_stats = track_running_stats
-        if self.affine:
-            self.weight = UninitializedParameter(**fk)
-            if bias:
-                self.bias = UninitializedParameter(**fk)
-        if self.track_running_stats:
-            self.running_mean = UninitializedBuffer(**fk)
-            self.running_var = UninitializedBuffer(**fk)
+        self.affine, self.track_running_stats = affine, track_running_stats
+        if affine:
+            _placeholders(self, ("weight", "bias") if bias else ("weight",), device, dtype)
+        if track_running_stats:
+            self.running_mean = UninitializedBuffer(device=device, dtype=dtype)
+            self.running_var = UninitializedBuffer(device=device, dtype=dtype)
             self.num_batches_tracked = _factory.tensor(0, dtype=D.int64, device=device)
 
-    def reset_parameters(self) -> None:
-        if not self.has_uninitialized_params() and self.num_features != 0:
-            super().reset_parameters()
+    def _size_of(self, input) -> int:
+        return input.shape[1]
 
-    def initialize_parameters(self, input) -> None:
-        if self.has_uninitialized_params():
-            self.num_features = input.shape[1]
-            if self.affine:
-                self.weight.materialize((self.num_features,))
-                if self.bias is not None:
-                    self.bias.materialize((self.num_features,))
-            if self.track_running_stats:
-                self.running_mean.materialize((self.num_features,))
-                self.running_var.materialize((self.num_features,))
-            with _state.grad_disabled():
-                self.reset_parameters()
+    def _lazy_shapes(self, size) -> dict:
+        return dict.fromkeys(("weight", "bias", "running_mean", "running_var"), (size,))
 
 
 def _lazy_norm(name, base, full):

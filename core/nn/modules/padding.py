@@ -35,7 +35,7 @@ class _ConstantPadNd(_PadNd):
         self.value = value
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.pad(input, self.padding, "constant", self.value)
+        return F.pad(input, self.padding, mode="constant", value=self.value)
 
     def extra_repr(self) -> str:
         return f"padding={self.padding}, value={self.value}"

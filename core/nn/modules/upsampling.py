@@ -14,14 +14,13 @@ class Upsample(Module):
     def __init__(self, size=None, scale_factor=None, mode: str = "nearest", align_corners: bool | None = None,
                  recompute_scale_factor: bool | None = None) -> None:
         super().__init__()
-        self.name = type(self).__name__
-        self.size = size
+        self.name, self.size = type(self).__name__, size
+        # scale factors are kept as floats (a tuple per spatial dim, or one for all; 0/None: none)
         if isinstance(scale_factor, tuple):
-            self.scale_factor = tuple(float(f) for f in scale_factor)
+            self.scale_factor = tuple(map(float, scale_factor))
         else:
             self.scale_factor = float(scale_factor) if scale_factor else None
-        self.mode = mode
-        self.align_corners = align_corners
+        self.mode, self.align_corners = mode, align_corners
         self.recompute_scale_factor = recompute_scale_factor
 
     def forward(self, input: Tensor) -> Tensor:

@@ -1,8 +1,12 @@
-"""``nn.utils.prune``: pruning by masks, as PyTorch's. Pruning ``module.<name>`` moves the
-parameter to ``<name>_orig``, registers the buffer ``<name>_mask`` and a forward pre-hook (the
-pruning method itself) that sets ``module.<name> = <name>_orig * <name>_mask`` before every
-forward; pruning again combines the masks through a :class:`PruningContainer`; :func:`remove`
-makes the pruned value permanent."""
+"""``nn.utils.prune``: mask-based pruning with PyTorch's API.
+
+Pruning ``module.<name>`` renames the parameter to ``<name>_orig``, adds a buffer
+``<name>_mask`` and installs the pruning method as a forward pre-hook; before each forward the
+hook writes ``<name>_orig * <name>_mask`` into the plain attribute ``module.<name>``. A second
+pruning of the same tensor wraps both methods in a :class:`PruningContainer`, whose newest
+method only sees the entries (or channels) that survived so far. :func:`remove` bakes the
+current product into an ordinary parameter again.
+"""
 from __future__ import annotations
 
 import numbers
@@ -17,166 +21,241 @@ __all__ = ["BasePruningMethod", "PruningContainer", "Identity", "RandomUnstructu
            "random_structured", "ln_structured", "global_unstructured", "custom_from_mask", "remove", "is_pruned"]
 
 
+# --- amounts and argument checks ------------------------------------------------------------
+
+def _checked_amount(amount):
+    """Accept a fraction in [0, 1] or a count >= 0, as the constructors do."""
+    if not isinstance(amount, numbers.Real):
+        raise TypeError(f"Invalid type for amount: {amount}. Must be int or float.")
+    counted = isinstance(amount, numbers.Integral)
+    if amount < 0 if counted else (float(amount) < 0.0 or float(amount) > 1.0):
+        raise ValueError(f"amount={amount} should either be a float in the range [0, 1] or a non-negative integer")
+    return amount
+
+
+def _count_to_drop(amount, available):
+    """How many of ``available`` items ``amount`` removes (a count, or a rounded fraction)."""
+    if not isinstance(amount, numbers.Integral):
+        return round(amount * available)
+    if amount > available:
+        raise ValueError(f"amount={amount} should be smaller than the number of parameters to prune={available}")
+    return amount
+
+
+def _check_channels(t, dim) -> None:
+    if len(t.shape) < 2:
+        raise ValueError("Structured pruning can only be applied to multidimensional tensors. Found tensor of shape "
+                         f"{t.shape} with {len(t.shape)} dims")
+    if dim >= t.dim():
+        raise IndexError(f"Invalid index {dim} for tensor of size {t.shape}")
+
+
+def _scores_or_self(t, scores, what):
+    """The tensor the mask is computed from: ``scores`` if given (same shape as ``t``), else ``t``."""
+    if scores is None:
+        return t
+    if scores.shape != t.shape:
+        raise AssertionError(f"importance_scores should have the same shape as {what}, got {scores.shape} vs "
+                             f"{t.shape}")
+    return scores
+
+
+# --- mask building blocks --------------------------------------------------------------------
+
+def _zero_at(default_mask, flat_positions):
+    """A copy of ``default_mask`` with the entries at ``flat_positions`` (row-major) set to 0."""
+    flat = default_mask.flatten().clone()
+    flat[flat_positions] = 0
+    return flat.reshape(default_mask.shape)
+
+
+def _along(ndim, dim, index):
+    """An indexing key that applies ``index`` on axis ``dim`` and takes everything elsewhere."""
+    key = [slice(None)] * ndim
+    key[dim] = index
+    return tuple(key)
+
+
+def _keep_channels(t, dim, which, default_mask):
+    """Ones on the channels ``which`` of axis ``dim`` (zeros elsewhere), times ``default_mask``."""
+    out = _ops.zeros_like(t)
+    out[_along(t.dim(), dim, which)] = 1
+    out *= default_mask.to(dtype=out.dtype)
+    return out
+
+
+def _channel_norms(t, p, dim):
+    """The ``p``-norm of every slice of ``t`` along ``dim``."""
+    axis = dim % t.dim()
+    return _ops.norm(t, p=p, dim=[d for d in range(t.dim()) if d != axis])
+
+
+def _surviving(method, t, mask):
+    """The part of ``t`` that ``method`` may still prune given the current ``mask``."""
+    kind = method.PRUNING_TYPE
+    if kind == "unstructured":
+        return mask == 1
+    if kind == "global" or (kind == "structured" and t.dim() < 2):
+        return (slice(None),) * t.dim()
+    if kind != "structured":
+        raise ValueError(f"Unrecognized PRUNING_TYPE {kind}")
+    try:
+        axis = method.dim
+    except AttributeError:
+        raise AttributeError('Pruning methods of PRUNING_TYPE "structured" need to have the attribute `dim` '
+                             "defined.") from None
+    if axis < 0:
+        axis += t.dim()
+    if axis < 0:
+        raise IndexError(f"Index is out of bounds for tensor with dimensions {t.dim()}")
+    others = [d for d in range(t.dim()) if d != axis]
+    alive = mask.sum(dim=others) != 0
+    return _along(t.dim(), axis, alive)
+
+
+# --- hooks on a module ------------------------------------------------------------------------
+
+def _hooks_for(module, name):
+    """``(key, method)`` for each pruning pre-hook of ``module`` that acts on ``name``."""
+    return [(key, hook) for key, hook in module._forward_pre_hooks.items()
+            if isinstance(hook, BasePruningMethod) and hook._tensor_name == name]
+
+
+def _target(method, module, then=""):
+    """The name of the tensor ``method`` prunes; AssertionError if it was never installed."""
+    name = getattr(method, "_tensor_name", None)
+    if name is None:
+        raise AssertionError(f"Module {module} has to be pruned{then}")
+    return name
+
+
+def _combine(earlier, newest):
+    """``earlier`` followed by ``newest``, as one container."""
+    if isinstance(earlier, PruningContainer):
+        earlier.add_pruning_method(newest)
+        return earlier
+    both = PruningContainer(earlier)
+    both.add_pruning_method(newest)
+    return both
+
+
 class BasePruningMethod(ABC):
-    """Subclasses define ``PRUNING_TYPE`` ("unstructured", "structured" with ``dim``, or "global")
-    and ``compute_mask(t, default_mask)``."""
+    """The interface of a pruning method.
+
+    A subclass sets ``PRUNING_TYPE`` to ``"unstructured"`` (entries), ``"structured"`` (whole
+    slices along its ``dim``) or ``"global"`` (the whole tensor at once), and implements
+    ``compute_mask(t, default_mask)``. An installed method is also the forward pre-hook that
+    refreshes the pruned attribute.
+    """
 
     _tensor_name: str = None
 
     def __call__(self, module, inputs):
-        setattr(module, self._tensor_name, self.apply_mask(module))
+        # the forward pre-hook: refresh the pruned attribute from ``_orig`` and ``_mask``
+        pruned = self.apply_mask(module)
+        setattr(module, self._tensor_name, pruned)
 
     @abstractmethod
     def compute_mask(self, t, default_mask):
-        """The mask for ``t``, combined with ``default_mask``."""
+        """Return the new mask for ``t``, starting from (and never reviving) ``default_mask``."""
 
     def apply_mask(self, module):
-        if self._tensor_name is None:
-            raise AssertionError(f"Module {module} has to be pruned")
-        mask = getattr(module, self._tensor_name + "_mask")
-        orig = getattr(module, self._tensor_name + "_orig")
-        return mask.to(dtype=orig.dtype) * orig
+        """``<name>_orig`` with the entries masked out by ``<name>_mask`` set to zero."""
+        name = _target(self, module)
+        original = getattr(module, name + "_orig")
+        return original * getattr(module, name + "_mask").to(dtype=original.dtype)
 
     @classmethod
     def apply(cls, module, name, *args, importance_scores=None, **kwargs):
-        """Prune ``module.<name>`` with ``cls(*args, **kwargs)`` (masks computed from
-        ``importance_scores`` when given, else from the parameter)."""
-        method = _composite_method(cls, module, name, *args, **kwargs)
-        orig = getattr(module, name)
-        if importance_scores is not None:
-            if importance_scores.shape != orig.shape:
-                raise AssertionError(f"importance_scores should have the same shape as parameter {name} of {module}, "
-                                     f"got {importance_scores.shape} vs {orig.shape}")
+        """Prune ``module.<name>`` with ``cls(*args, **kwargs)`` and return the installed method
+        (a :class:`PruningContainer` when the tensor was pruned before)."""
+        current = getattr(module, name)
+        scores = _scores_or_self(current, importance_scores, f"parameter {name} of {module}")
+        installed = _hooks_for(module, name)
+        if len(installed) > 1:
+            raise AssertionError(f"Avoid adding multiple pruning hooks to the same tensor {name} of module {module}. "
+                                 "Use a PruningContainer.")
+        newest = cls(*args, **kwargs)
+        newest._tensor_name = name
+        first = not installed
+        if first:
+            method = newest
+            module.register_parameter(name + "_orig", module._parameters.pop(name))
+            start = _ops.ones_like(current)
         else:
-            importance_scores = orig
-        if not isinstance(method, PruningContainer):
-            module.register_parameter(name + "_orig", orig)
-            del module._parameters[name]
-            default_mask = _ops.ones_like(orig)
-        else:
-            default_mask = getattr(module, name + "_mask").detach().clone()
+            key, earlier = installed[0]
+            del module._forward_pre_hooks[key]
+            method = _combine(earlier, newest)
+            start = getattr(module, name + "_mask").detach().clone()
         try:
-            mask = method.compute_mask(importance_scores, default_mask=default_mask)
-            module.register_buffer(name + "_mask", mask)
-            setattr(module, name, method.apply_mask(module))
+            module.register_buffer(name + "_mask", method.compute_mask(scores, default_mask=start))
+            method(module, None)  # sets module.<name> as the hook will before each forward
             module.register_forward_pre_hook(method)
         except Exception:
-            if not isinstance(method, PruningContainer):
-                orig = getattr(module, name + "_orig")
-                module.register_parameter(name, orig)
-                del module._parameters[name + "_orig"]
+            if first:  # put the parameter back where it was
+                module.register_parameter(name, module._parameters.pop(name + "_orig"))
             raise
         return method
 
     def prune(self, t, default_mask=None, importance_scores=None):
-        """``t`` times its mask (nothing registered)."""
-        if importance_scores is not None:
-            if importance_scores.shape != t.shape:
-                raise AssertionError(f"importance_scores should have the same shape as tensor t, got "
-                                     f"{importance_scores.shape} vs {t.shape}")
-        else:
-            importance_scores = t
-        default_mask = default_mask if default_mask is not None else _ops.ones_like(t)
-        return t * self.compute_mask(importance_scores, default_mask=default_mask)
+        """``t`` multiplied by the mask this method computes (the module is not involved)."""
+        scores = _scores_or_self(t, importance_scores, "tensor t")
+        start = _ops.ones_like(t) if default_mask is None else default_mask
+        return t * self.compute_mask(scores, default_mask=start)
 
     def remove(self, module) -> None:
-        """Make the pruning permanent: ``<name>`` is a parameter holding the pruned values."""
-        if self._tensor_name is None:
-            raise AssertionError(f"Module {module} has to be pruned before pruning can be removed")
-        weight = self.apply_mask(module)
-        if hasattr(module, self._tensor_name):
-            delattr(module, self._tensor_name)
-        orig = module._parameters[self._tensor_name + "_orig"]
-        orig.data = weight.data
-        del module._parameters[self._tensor_name + "_orig"]
-        del module._buffers[self._tensor_name + "_mask"]
-        setattr(module, self._tensor_name, orig)
-
-
-def _composite_method(cls, module, name, *args, **kwargs):
-    old_method = None
-    hooks_to_remove = []
-    for k, hook in module._forward_pre_hooks.items():
-        if isinstance(hook, BasePruningMethod) and hook._tensor_name == name:
-            old_method = hook
-            hooks_to_remove.append(k)
-    if len(hooks_to_remove) > 1:
-        raise AssertionError(f"Avoid adding multiple pruning hooks to the same tensor {name} of module {module}. Use "
-                             "a PruningContainer.")
-    for k in hooks_to_remove:
-        del module._forward_pre_hooks[k]
-    method = cls(*args, **kwargs)
-    method._tensor_name = name
-    if old_method is not None:
-        if isinstance(old_method, PruningContainer):
-            old_method.add_pruning_method(method)
-            method = old_method
-        else:
-            container = PruningContainer(old_method)
-            container.add_pruning_method(method)
-            method = container
-    return method
+        """Turn the pruned tensor into a plain parameter ``<name>`` and drop ``_orig``/``_mask``."""
+        name = _target(self, module, " before pruning can be removed")
+        pruned = self.apply_mask(module)
+        if hasattr(module, name):
+            delattr(module, name)
+        param = module._parameters.pop(name + "_orig")
+        module._buffers.pop(name + "_mask")
+        param.data = pruned.data
+        setattr(module, name, param)
 
 
 class PruningContainer(BasePruningMethod):
-    """A sequence of pruning methods applied to one tensor: each new one prunes what the
-    previous ones kept."""
+    """Several pruning methods of one tensor, applied in order; the mask of the newest one is
+    computed only over what the earlier ones left."""
 
     def __init__(self, *args) -> None:
         self._pruning_methods = ()
-        if len(args) == 1:
-            self._tensor_name = args[0]._tensor_name
-            self.add_pruning_method(args[0])
-        else:
-            for method in args:
-                self.add_pruning_method(method)
+        if len(args) == 1:  # a container made around one method acts on that method's tensor
+            (single,) = args
+            self._tensor_name = single._tensor_name
+        for each in args:
+            self.add_pruning_method(each)
 
     def add_pruning_method(self, method) -> None:
-        if not isinstance(method, BasePruningMethod) and method is not None:
-            raise TypeError(f"{type(method)} is not a BasePruningMethod subclass")
-        if method is not None and self._tensor_name != method._tensor_name:
-            raise ValueError("Can only add pruning methods acting on the parameter named "
-                             f"'{self._tensor_name}' to PruningContainer {self}. Found '{method._tensor_name}'")
-        self._pruning_methods += (method,)
-
-    def __len__(self) -> int:
-        return len(self._pruning_methods)
+        if method is not None:
+            if not isinstance(method, BasePruningMethod):
+                raise TypeError(f"{type(method)} is not a BasePruningMethod subclass")
+            if method._tensor_name != self._tensor_name:
+                raise ValueError("Can only add pruning methods acting on the parameter named "
+                                 f"'{self._tensor_name}' to PruningContainer {self}. Found '{method._tensor_name}'")
+        self._pruning_methods = (*self._pruning_methods, method)
 
     def __iter__(self):
-        return iter(self._pruning_methods)
+        yield from self._pruning_methods
 
     def __getitem__(self, idx):
         return self._pruning_methods[idx]
 
+    def __len__(self) -> int:
+        return len(self._pruning_methods)
+
     def compute_mask(self, t, default_mask):
-        method = self._pruning_methods[-1]
-        mask = default_mask
-        new_mask = mask.to(dtype=t.dtype)
-        if method.PRUNING_TYPE == "unstructured":
-            slc = mask == 1
-        elif method.PRUNING_TYPE == "structured":
-            if not hasattr(method, "dim"):
-                raise AttributeError('Pruning methods of PRUNING_TYPE "structured" need to have the attribute `dim` '
-                                     "defined.")
-            n_dims = t.dim()
-            dim = method.dim + n_dims if method.dim < 0 else method.dim
-            if dim < 0:
-                raise IndexError(f"Index is out of bounds for tensor with dimensions {n_dims}")
-            keep_channel = mask.sum(dim=[d for d in range(n_dims) if d != dim]) != 0
-            slc = [slice(None)] * n_dims
-            slc[dim] = keep_channel
-            slc = tuple(slc)
-        elif method.PRUNING_TYPE == "global":
-            slc = tuple([slice(None)] * len(t.shape))
-        else:
-            raise ValueError(f"Unrecognized PRUNING_TYPE {method.PRUNING_TYPE}")
-        partial_mask = method.compute_mask(t[slc], default_mask=mask[slc])
-        new_mask[slc] = partial_mask.to(dtype=new_mask.dtype)
-        return new_mask
+        newest = self._pruning_methods[-1]
+        region = _surviving(newest, t, default_mask)
+        part = newest.compute_mask(t[region], default_mask=default_mask[region])
+        combined = default_mask.to(dtype=t.dtype).clone()
+        combined[region] = part.to(dtype=combined.dtype)
+        return combined
 
 
 class Identity(BasePruningMethod):
-    """Prunes nothing (the mask is all ones)."""
+    """Keeps everything: the mask stays as it is."""
 
     PRUNING_TYPE = "unstructured"
 
@@ -189,24 +268,19 @@ class Identity(BasePruningMethod):
 
 
 class RandomUnstructured(BasePruningMethod):
-    """Prunes ``amount`` (a fraction, or a count) of the entries, chosen at random."""
+    """Masks ``amount`` (fraction or count) of the entries, picked uniformly at random."""
 
     PRUNING_TYPE = "unstructured"
 
     def __init__(self, amount) -> None:
-        _validate_pruning_amount_init(amount)
-        self.amount = amount
+        self.amount = _checked_amount(amount)
 
     def compute_mask(self, t, default_mask):
-        tensor_size = t.nelement()
-        nparams_toprune = _compute_nparams_toprune(self.amount, tensor_size)
-        _validate_pruning_amount(nparams_toprune, tensor_size)
-        mask = default_mask.clone().contiguous()
-        if nparams_toprune != 0:
-            prob = _ops.rand_like(t)
-            topk = _ops.topk(prob.reshape(-1), k=nparams_toprune)
-            mask.view(-1)[topk.indices] = 0
-        return mask
+        k = _count_to_drop(self.amount, t.nelement())
+        if k == 0:
+            return default_mask.clone()
+        draw = _ops.rand_like(t).reshape(-1)
+        return _zero_at(default_mask, _ops.topk(draw, k=k).indices)
 
     @classmethod
     def apply(cls, module, name, amount):
@@ -214,23 +288,19 @@ class RandomUnstructured(BasePruningMethod):
 
 
 class L1Unstructured(BasePruningMethod):
-    """Prunes ``amount`` of the entries with the smallest absolute values."""
+    """Masks ``amount`` (fraction or count) of the entries: those of smallest magnitude."""
 
     PRUNING_TYPE = "unstructured"
 
     def __init__(self, amount) -> None:
-        _validate_pruning_amount_init(amount)
-        self.amount = amount
+        self.amount = _checked_amount(amount)
 
     def compute_mask(self, t, default_mask):
-        tensor_size = t.nelement()
-        nparams_toprune = _compute_nparams_toprune(self.amount, tensor_size)
-        _validate_pruning_amount(nparams_toprune, tensor_size)
-        mask = default_mask.clone().contiguous()
-        if nparams_toprune != 0:
-            topk = _ops.topk(_ops.abs(t).reshape(-1), k=nparams_toprune, largest=False)
-            mask.view(-1)[topk.indices] = 0
-        return mask
+        k = _count_to_drop(self.amount, t.nelement())
+        if k == 0:
+            return default_mask.clone()
+        smallest = _ops.topk(_ops.abs(t).reshape(-1), k=k, largest=False).indices
+        return _zero_at(default_mask, smallest)
 
     @classmethod
     def apply(cls, module, name, amount, importance_scores=None):
@@ -238,28 +308,23 @@ class L1Unstructured(BasePruningMethod):
 
 
 class RandomStructured(BasePruningMethod):
-    """Prunes ``amount`` of the channels along ``dim``, chosen at random."""
+    """Masks ``amount`` of the slices along ``dim``, picked uniformly at random."""
 
     PRUNING_TYPE = "structured"
 
     def __init__(self, amount, dim=-1) -> None:
-        _validate_pruning_amount_init(amount)
-        self.amount = amount
+        self.amount = _checked_amount(amount)
         self.dim = dim
 
     def compute_mask(self, t, default_mask):
-        _validate_structured_pruning(t)
-        _validate_pruning_dim(t, self.dim)
-        tensor_size = t.shape[self.dim]
-        nparams_toprune = _compute_nparams_toprune(self.amount, tensor_size)
-        _validate_pruning_amount(nparams_toprune, tensor_size)
-        if nparams_toprune == 0:
+        _check_channels(t, self.dim)
+        channels = t.shape[self.dim]
+        k = _count_to_drop(self.amount, channels)
+        if k == 0:
             return default_mask
-        prob = _ops.rand(tensor_size)
-        threshold = _ops.kthvalue(prob, k=nparams_toprune).values
-        mask = _channel_mask(t, self.dim, prob > threshold)
-        mask *= default_mask.to(dtype=mask.dtype)
-        return mask
+        draw = _ops.rand(channels)
+        cut = _ops.kthvalue(draw, k=k).values  # the k draws at or below the cut are dropped
+        return _keep_channels(t, self.dim, draw > cut, default_mask)
 
     @classmethod
     def apply(cls, module, name, amount, dim=-1):
@@ -267,30 +332,23 @@ class RandomStructured(BasePruningMethod):
 
 
 class LnStructured(BasePruningMethod):
-    """Prunes ``amount`` of the channels along ``dim`` with the smallest ``n``-norm."""
+    """Masks ``amount`` of the slices along ``dim``: those of smallest ``n``-norm."""
 
     PRUNING_TYPE = "structured"
 
     def __init__(self, amount, n, dim=-1) -> None:
-        _validate_pruning_amount_init(amount)
-        self.amount = amount
+        self.amount = _checked_amount(amount)
         self.n = n
         self.dim = dim
 
     def compute_mask(self, t, default_mask):
-        _validate_structured_pruning(t)
-        _validate_pruning_dim(t, self.dim)
-        tensor_size = t.shape[self.dim]
-        nparams_toprune = _compute_nparams_toprune(self.amount, tensor_size)
-        nparams_tokeep = tensor_size - nparams_toprune
-        _validate_pruning_amount(nparams_toprune, tensor_size)
-        norm = _compute_norm(t, self.n, self.dim)
-        topk = _ops.topk(norm, k=nparams_tokeep, largest=True)
-        if nparams_toprune == 0:
+        _check_channels(t, self.dim)
+        channels = t.shape[self.dim]
+        k = _count_to_drop(self.amount, channels)
+        if k == 0:
             return default_mask
-        mask = _channel_mask(t, self.dim, topk.indices)
-        mask *= default_mask.to(dtype=mask.dtype)
-        return mask
+        strongest = _ops.topk(_channel_norms(t, self.n, self.dim), k=channels - k, largest=True).indices
+        return _keep_channels(t, self.dim, strongest, default_mask)
 
     @classmethod
     def apply(cls, module, name, amount, n, dim, importance_scores=None):
@@ -298,7 +356,7 @@ class LnStructured(BasePruningMethod):
 
 
 class CustomFromMask(BasePruningMethod):
-    """Prunes with a given mask."""
+    """Masks with a mask given by the user (combined with the existing one)."""
 
     PRUNING_TYPE = "global"
 
@@ -306,135 +364,96 @@ class CustomFromMask(BasePruningMethod):
         self.mask = mask
 
     def compute_mask(self, t, default_mask):
-        if default_mask.shape != self.mask.shape:
+        if self.mask.shape != default_mask.shape:
             raise AssertionError(f"default_mask shape {default_mask.shape} must match self.mask shape "
                                  f"{self.mask.shape}")
-        return default_mask * self.mask.to(dtype=default_mask.dtype)
+        return self.mask.to(dtype=default_mask.dtype) * default_mask
 
     @classmethod
     def apply(cls, module, name, mask):
         return super().apply(module, name, mask=mask)
 
 
-def _channel_mask(t, dim, select):
-    mask = _ops.zeros_like(t)
-    slc = [slice(None)] * len(t.shape)
-    slc[dim] = select
-    mask[tuple(slc)] = 1
-    return mask
+# --- functional forms ---------------------------------------------------------------------------
+
+def _pruned_with(method_class, module, *args, **kwargs):
+    method_class.apply(module, *args, **kwargs)
+    return module
 
 
 def identity(module, name):
-    Identity.apply(module, name)
-    return module
+    """Install an :class:`Identity` pruning on ``module.<name>``; returns ``module``."""
+    return _pruned_with(Identity, module, name)
 
 
 def random_unstructured(module, name, amount):
-    RandomUnstructured.apply(module, name, amount)
-    return module
+    """Prune ``amount`` random entries of ``module.<name>``; returns ``module``."""
+    return _pruned_with(RandomUnstructured, module, name, amount)
 
 
 def l1_unstructured(module, name, amount, importance_scores=None):
-    L1Unstructured.apply(module, name, amount=amount, importance_scores=importance_scores)
-    return module
+    """Prune the ``amount`` entries of ``module.<name>`` of smallest magnitude; returns ``module``."""
+    return _pruned_with(L1Unstructured, module, name, amount=amount, importance_scores=importance_scores)
 
 
 def random_structured(module, name, amount, dim):
-    RandomStructured.apply(module, name, amount, dim)
-    return module
+    """Prune ``amount`` random slices along ``dim`` of ``module.<name>``; returns ``module``."""
+    return _pruned_with(RandomStructured, module, name, amount, dim)
 
 
 def ln_structured(module, name, amount, n, dim, importance_scores=None):
-    LnStructured.apply(module, name, amount, n, dim, importance_scores=importance_scores)
-    return module
-
-
-def global_unstructured(parameters, pruning_method, importance_scores=None, **kwargs) -> None:
-    """Prune the ``(module, name)`` pairs of ``parameters`` together, as one vector, with an
-    unstructured method (``prune.L1Unstructured``, ``amount=``)."""
-    if not isinstance(parameters, Iterable):
-        raise TypeError("global_unstructured(): parameters is not an Iterable")
-    importance_scores = importance_scores if importance_scores is not None else {}
-    if not isinstance(importance_scores, dict):
-        raise TypeError("global_unstructured(): importance_scores must be of type dict")
-    parameters = list(parameters)
-    relevant = parameters_to_vector([importance_scores.get((m, n), getattr(m, n)) for m, n in parameters])
-    default_mask = parameters_to_vector([getattr(m, n + "_mask", _ops.ones_like(getattr(m, n))) for m, n in parameters])
-    container = PruningContainer()
-    container._tensor_name = "temp"
-    method = pruning_method(**kwargs)
-    method._tensor_name = "temp"
-    if method.PRUNING_TYPE != "unstructured":
-        raise TypeError('Only "unstructured" PRUNING_TYPE supported for the `pruning_method`. Found method '
-                        f"{pruning_method} of type {method.PRUNING_TYPE}")
-    container.add_pruning_method(method)
-    final_mask = container.compute_mask(relevant, default_mask)
-    pointer = 0
-    for module, name in parameters:
-        param = getattr(module, name)
-        num_param = param.numel()
-        custom_from_mask(module, name, mask=final_mask[pointer:pointer + num_param].view_as(param))
-        pointer += num_param
+    """Prune the ``amount`` slices along ``dim`` of smallest ``n``-norm; returns ``module``."""
+    return _pruned_with(LnStructured, module, name, amount, n, dim, importance_scores=importance_scores)
 
 
 def custom_from_mask(module, name, mask):
-    CustomFromMask.apply(module, name, mask)
-    return module
+    """Prune ``module.<name>`` with ``mask``; returns ``module``."""
+    return _pruned_with(CustomFromMask, module, name, mask)
+
+
+def global_unstructured(parameters, pruning_method, importance_scores=None, **kwargs) -> None:
+    """Prune the ``(module, name)`` pairs of ``parameters`` jointly: the unstructured
+    ``pruning_method(**kwargs)`` sees all of them as one flat vector, and each tensor then gets
+    its slice of the resulting mask through :class:`CustomFromMask`."""
+    if not isinstance(parameters, Iterable):
+        raise TypeError("global_unstructured(): parameters is not an Iterable")
+    if importance_scores is None:
+        importance_scores = {}
+    if not isinstance(importance_scores, dict):
+        raise TypeError("global_unstructured(): importance_scores must be of type dict")
+    pairs = list(parameters)
+    tensors = [getattr(m, n) for m, n in pairs]
+    scores = parameters_to_vector([importance_scores.get((m, n), t) for (m, n), t in zip(pairs, tensors)])
+    masks = parameters_to_vector([_mask_or_ones(m, n, t) for (m, n), t in zip(pairs, tensors)])
+    chosen = pruning_method(**kwargs)
+    if chosen.PRUNING_TYPE != "unstructured":
+        raise TypeError('Only "unstructured" PRUNING_TYPE supported for the `pruning_method`. Found method '
+                        f"{pruning_method} of type {chosen.PRUNING_TYPE}")
+    chosen._tensor_name = "temp"
+    joint = PruningContainer(chosen)
+    flat_mask = joint.compute_mask(scores, masks)
+    start = 0
+    for (module, name), t in zip(pairs, tensors):
+        stop = start + t.numel()
+        custom_from_mask(module, name, mask=flat_mask[start:stop].view_as(t))
+        start = stop
+
+
+def _mask_or_ones(module, name, t):
+    found = getattr(module, name + "_mask", None)
+    return _ops.ones_like(t) if found is None else found
 
 
 def remove(module, name):
-    """Make the pruning of ``module.<name>`` permanent and drop its hook, mask and ``_orig``."""
-    for k, hook in module._forward_pre_hooks.items():
-        if isinstance(hook, BasePruningMethod) and hook._tensor_name == name:
-            hook.remove(module)
-            del module._forward_pre_hooks[k]
-            return module
+    """Make the pruning of ``module.<name>`` permanent and uninstall its hook."""
+    for key, method in _hooks_for(module, name):
+        method.remove(module)
+        del module._forward_pre_hooks[key]
+        return module
     raise ValueError(f"Parameter '{name}' of module {module} has to be pruned before pruning can be removed")
 
 
 def is_pruned(module) -> bool:
-    """Whether any submodule of ``module`` has a pruning hook."""
-    for _, submodule in module.named_modules():
-        for hook in submodule._forward_pre_hooks.values():
-            if isinstance(hook, BasePruningMethod):
-                return True
-    return False
-
-
-def _validate_pruning_amount_init(amount) -> None:
-    if not isinstance(amount, numbers.Real):
-        raise TypeError(f"Invalid type for amount: {amount}. Must be int or float.")
-    if (isinstance(amount, numbers.Integral) and amount < 0) or (
-            not isinstance(amount, numbers.Integral) and (float(amount) > 1.0 or float(amount) < 0.0)):
-        raise ValueError(f"amount={amount} should either be a float in the range [0, 1] or a non-negative integer")
-
-
-def _validate_pruning_amount(amount, tensor_size) -> None:
-    if isinstance(amount, numbers.Integral) and amount > tensor_size:
-        raise ValueError(f"amount={amount} should be smaller than the number of parameters to prune={tensor_size}")
-
-
-def _validate_structured_pruning(t) -> None:
-    shape = t.shape
-    if len(shape) <= 1:
-        raise ValueError("Structured pruning can only be applied to multidimensional tensors. Found tensor of shape "
-                         f"{shape} with {len(shape)} dims")
-
-
-def _compute_nparams_toprune(amount, tensor_size):
-    if isinstance(amount, numbers.Integral):
-        return amount
-    return round(amount * tensor_size)
-
-
-def _validate_pruning_dim(t, dim) -> None:
-    if dim >= t.dim():
-        raise IndexError(f"Invalid index {dim} for tensor of size {t.shape}")
-
-
-def _compute_norm(t, n, dim):
-    dims = list(range(t.dim()))
-    if dim < 0:
-        dim = dims[dim]
-    dims.remove(dim)
-    return _ops.norm(t, p=n, dim=dims)
+    """Whether ``module`` or any of its submodules carries a pruning hook."""
+    return any(isinstance(hook, BasePruningMethod)
+               for _, sub in module.named_modules() for hook in sub._forward_pre_hooks.values())

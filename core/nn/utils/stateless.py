@@ -93,11 +93,7 @@ def functional_call(module, parameters_and_buffers: dict, args=None, kwargs=None
                   "replacement.", FutureWarning, stacklevel=2)
     if isinstance(module, DataParallel):
         raise RuntimeError("The stateless API can't be used with nn.DataParallel module")
-    if kwargs is None:
-        kwargs = {}
-    if args is None:
-        args = ()
-    elif not isinstance(args, tuple):
-        args = (args,)
+    kwargs = {} if kwargs is None else kwargs
+    args = () if args is None else args if isinstance(args, tuple) else (args,)  # one argument may be bare
     with _reparametrize_module(module, parameters_and_buffers, tie_weights=tie_weights, strict=strict):
         return module(*args, **kwargs)
