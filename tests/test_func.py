@@ -1,6 +1,7 @@
 """ember.func: vmap (batching rules vs a python loop, nesting, in_dims/out_dims, randomness,
 chunks, fallbacks), grad/vjp/jvp/jacrev/jacfwd/hessian against closed forms, per-sample
 gradients, functional_call and stack_module_state."""
+import numpy as np
 import pytest
 
 import ember
@@ -357,3 +358,45 @@ def test_unsupported_compositions_raise_clearly():
         vmap(lambda a: a.sum().backward())(x)
     with pytest.raises(RuntimeError, match="is not possible because there exists a Tensor `other`"):
         vmap(lambda a: ember.zeros(4, dtype=F64).add_(a))(x)
+
+
+def test_linearize_gives_the_output_and_a_jvp_function():
+    x = ember.tensor([0.1, 0.5, 2.0], dtype=ember.float64)
+    out, jvp_fn = ember.func.linearize(ember.sin, x)
+    assert np.allclose(out.numpy(), np.sin(x.numpy()))
+    t = ember.tensor([1.0, -2.0, 0.5], dtype=ember.float64)
+    assert np.allclose(jvp_fn(t).numpy(), np.cos(x.numpy()) * t.numpy())
+    with pytest.raises(RuntimeError, match="tangents"):
+        jvp_fn(t, t)
+
+
+def test_functionalize_runs_the_function_eagerly_and_checks_remove():
+    f = ember.func.functionalize(lambda x: x.add_(1))
+    x = ember.zeros(2)
+    assert f(x).tolist() == [1.0, 1.0] and x.tolist() == [1.0, 1.0]  # PyTorch copies the mutation back too
+    with pytest.raises(RuntimeError, match="remove=bad"):
+        ember.func.functionalize(lambda x: x, remove="bad")
+
+
+def test_replace_all_batch_norm_modules_stops_tracking_running_stats():
+    m = ember.nn.Sequential(ember.nn.Linear(2, 3), ember.nn.BatchNorm1d(3))
+    assert ember.func.replace_all_batch_norm_modules_(m) is m
+    bn = m[1]
+    assert bn.running_mean is None and bn.running_var is None and bn.num_batches_tracked is None
+    assert not bn.track_running_stats
+    m.eval()
+    y = m(ember.randn(4, 2))  # eval mode now normalises with the batch's statistics
+    assert np.allclose(y.detach().numpy().mean(0), 0.0, atol=1e-5)
+
+
+def test_debug_unwrap_returns_the_whole_batch_inside_vmap():
+    seen = []
+
+    def f(x):
+        seen.append(ember.func.debug_unwrap(x).shape)
+        return x * 2
+
+    ember.func.vmap(f)(ember.ones(5, 3))
+    assert seen == [(5, 3)]
+    t = ember.ones(2)
+    assert ember.func.debug_unwrap(t) is t
