@@ -23,7 +23,7 @@ def _rand(shape, dtype, seed=0):
 
 
 @pytest.mark.parametrize("dtype,tol", DTYPES)
-@pytest.mark.parametrize("shape", [(3, 20, 20), (2, 2, 40, 40), (33, 33), (0, 20, 20)])
+@pytest.mark.parametrize("shape", [(3, 20, 20), (2, 2, 40, 40), (33, 33), (3, 17, 17), (2, 33, 33), (0, 20, 20)])
 def test_inv_matches_the_host_function(dtype, tol, shape):
     a = _rand(shape, dtype) + 5 * np.eye(shape[-1], dtype=dtype)
     x, info = lapack.inv_ex(a)

@@ -75,6 +75,14 @@ def _matrices(buf, batch):
     return np.swapaxes(buf, -1, -2).reshape(batch + buf.shape[:-3:-1])
 
 
+def _into(dst, out):
+    """Make sure a wrapper's result ``out`` is in ``dst``: scipy's wrappers work in place when they
+    can, but copy some inputs anyway (sgeqrf copies a float32 matrix whose address is not 8-byte
+    aligned; getrf and getri did not in our tests, which this guards)."""
+    if out.ctypes.data != dst.ctypes.data:
+        dst[...] = out
+
+
 def inv_ex(a):
     """``(inverse, info)`` of ``a`` (..., n, n): getrf + getri per matrix (see the module)."""
     p = _prefix(a, "inv")
@@ -89,7 +97,8 @@ def inv_ex(a):
         m = buf[i].T
         lu, piv, inf = getrf(m, overwrite_a=True)
         if inf == 0:
-            _, inf = getri(lu, piv, lwork=lwork, overwrite_lu=True)
+            x, inf = getri(lu, piv, lwork=lwork, overwrite_lu=True)
+            _into(m, x)
         if inf > 0:  # a zero pivot: no inverse (NaN, as the host function gives)
             m[...] = np.nan
         elif inf < 0:  # pragma: no cover - an argument error is a bug here
