@@ -86,6 +86,10 @@ TARGETS: dict = {
         _ADD: Target("numpy", 5e-6, "over", issue="14"),
         "matmul 1024^3 f32": Target("numpy", 1.1, issue="3"),
         "rfft 2^20 f32": Target("torch", 1.5, issue="22"),
+        **{f"linalg {op} 64x(64x64) f64{tail}": Target("torch", 1.5, issue="22")
+           for op, tail in (("solve", ", 8 rhs"), ("inv", ""), ("cholesky", ""), ("qr", ""), ("eigh", ""),
+                            ("svd", ""))},
+        **{f"complex {op} 1M c64": Target("numpy", 1.5, issue="22") for op in ("add", "mul", "exp", "abs")},
     },
     "opencl": {
         "mul 1M f32": Target("ref", 1.5, issue="opencl"),

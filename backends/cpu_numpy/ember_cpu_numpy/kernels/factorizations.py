@@ -1,6 +1,8 @@
 """The linear-algebra kernel ops on cpu: numpy.linalg through :mod:`ember.ops.linalg_host` (the
 ops' own host functions, so that the kernels and the host path agree by construction), here
-without the host path's copies: the tensors' numpy views go in, the results are wrapped."""
+without the host path's copies: the tensors' numpy views go in, the results are wrapped. ``inv``
+of matrices of order 16 and up runs LAPACK's getrf + getri per matrix instead (:mod:`.lapack`),
+with the host function's values and ``info``."""
 from __future__ import annotations
 
 import functools
@@ -8,6 +10,7 @@ import functools
 from ember.ops import linalg_host as H
 
 from ..arrays import nd, wrap
+from . import lapack
 
 __all__ = ["KERNELS"]
 
@@ -24,10 +27,10 @@ def _kernel(fn):
 
 
 #: op name -> kernel (numpy only; ember-cuda-cupy does not inherit these: it takes the host path)
-KERNELS = {"_linalg_cholesky_ex": _kernel(H.cholesky_ex), "_linalg_qr": _kernel(H.qr), "_linalg_eigh": _kernel(H.eigh),
-           "_linalg_eig": _kernel(H.eig),
+KERNELS = {"_linalg_cholesky_ex": _kernel(H.cholesky_ex), "_linalg_qr": _kernel(H.qr),
+           "_linalg_eigh": _kernel(H.eigh), "_linalg_eig": _kernel(H.eig),
            "_linalg_svd": _kernel(H.svd), "_linalg_lu_factor_ex": _kernel(H.lu_factor_ex),
-           "_linalg_solve_triangular": _kernel(H.solve_triangular), "_linalg_inv_ex": _kernel(H.inv_ex),
+           "_linalg_solve_triangular": _kernel(H.solve_triangular), "_linalg_inv_ex": _kernel(lapack.inv_ex),
            "_linalg_solve_ex": _kernel(H.solve_ex), "_linalg_det": _kernel(H.det),
            "_linalg_slogdet": _kernel(H.slogdet), "_linalg_ldl_factor_ex": _kernel(H.ldl_factor_ex),
            "_linalg_ldl_solve": _kernel(H.ldl_solve)}
