@@ -25,7 +25,7 @@ from __future__ import annotations
 import sys
 import traceback
 
-from .. import _state
+from .. import _hoststep, _state
 from .._tensor import Tensor
 
 __all__: list = []
@@ -166,6 +166,7 @@ class Recorder:
                                    be.__dict__.get("to_numpy")))
             self._wrap_backend(be)
         _active.append(self)
+        _hoststep.recorder[0] = self
         return self
 
     def __exit__(self, *exc):
@@ -178,6 +179,7 @@ class Recorder:
                 else:
                     setattr(be, name, old)
         _active.clear()
+        _hoststep.recorder[0] = None
 
     def _wrap_backend(self, be):
         empty, from_numpy, to_numpy = be.empty, be.from_numpy, be.to_numpy
@@ -292,6 +294,39 @@ class Recorder:
 
         recorded.__name__ = f"recorded_{name}"
         return recorded
+
+    def host_step(self, fn, args, kw):
+        """Run a host step (:mod:`ember._hoststep`) and record one step that runs it again. A
+        tensor it returns is a new slot; where it returned a tensor the recording knows (an
+        argument), the capture goes on with a copy, because the replay may return another."""
+        step = Step(len(self.steps), fn, "host_" + fn.__name__, tuple(self.encode(a) for a in args),
+                    {key: self.encode(v) for key, v in kw.items()}, None)
+        self.depth += 1
+        try:
+            out = fn(*args, **kw)
+        finally:
+            self.depth -= 1
+        self.steps.append(step)
+        if isinstance(out, Tensor):
+            out = self._fresh(out)
+        elif isinstance(out, tuple):
+            out = tuple(self._fresh(o) if isinstance(o, Tensor) else o for o in out)
+        self._outputs(step, out)
+        return out
+
+    def _fresh(self, t):
+        if id(t) not in self.slot_of:
+            return t
+        if t._requires_grad:
+            self.brk("a host step returned a tensor taking part in autograd")
+            return t
+        # a copy, with its own storage: the views the capture takes of it must be views of the
+        # step's result (which at replay may be another tensor), not of the argument's storage
+        self.depth += 1
+        try:
+            return t.clone()
+        finally:
+            self.depth -= 1
 
     def _outputs(self, step, out) -> None:
         if isinstance(out, Tensor):

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from .. import _dtype as D
 from .. import _state
+from .._layout import SparseParts
 from .._tensor import Tensor
 
 __all__: list = []
@@ -29,7 +30,8 @@ _SCALARS = (int, float, bool, str, complex, type(None))
 
 
 class Unguardable(Exception):
-    """An argument the capture cannot key on (a batched vmap tensor): the call runs eagerly."""
+    """An argument the capture cannot key on (a batched vmap tensor, a sparse tensor): the call runs
+    eagerly."""
 
 
 def call_key(args: tuple, kwargs: dict, flat: list) -> tuple:
@@ -47,6 +49,8 @@ def _arg(a, flat):
     if isinstance(a, Tensor):
         if a._storage is None:
             raise Unguardable("a batched (vmap) tensor argument")
+        if a._storage.__class__ is SparseParts:
+            raise Unguardable("a sparse tensor argument (its indices and values are not guarded)")
         flat.append(a)
         return (a._shape, a._stride, a._offset, a._dtype, a._device, a._requires_grad, a.__class__)
     if a.__class__ in _SCALARS:

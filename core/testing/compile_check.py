@@ -142,7 +142,8 @@ def _same(got, exp, what, device):
         if not isinstance(got, ember.Tensor):
             raise AssertionError(f"{what}: compiled returned {type(got).__name__}, eager a tensor")
         if got.shape != exp.shape or got.dtype is not exp.dtype:
-            raise AssertionError(f"{what}: compiled {tuple(got.shape)} {got.dtype}, eager {tuple(exp.shape)} {exp.dtype}")
+            raise AssertionError(f"{what}: compiled {tuple(got.shape)} {got.dtype}, "
+                                 f"eager {tuple(exp.shape)} {exp.dtype}")
         a, e = _host(got), _host(exp)
         if exp.dtype in (D.float64, D.complex128) or not (exp.dtype.is_floating_point or exp.dtype.is_complex):
             if not np.array_equal(a, e, equal_nan=a.dtype.kind in "fc"):
