@@ -25,7 +25,8 @@ from __future__ import annotations
 import sys
 import traceback
 
-from .. import _hoststep, _state
+from .. import _graph, _hoststep, _state
+from ..autograd import engine as _engine
 from .._tensor import Tensor
 
 __all__: list = []
@@ -134,8 +135,11 @@ class Recorder:
     """Records the kernel calls made on ``devices`` inside the ``with`` block (see the module
     docstring). ``fullgraph``: raise :class:`Break` at the first break instead of noting it."""
 
-    def __init__(self, devices, fullgraph: bool = False):
+    def __init__(self, devices, fullgraph: bool = False, backward_ok: bool = False):
         self.devices = list(devices)
+        #: a backward pass inside the recorded call is a break (the engine's bookkeeping, such as
+        #: storing ``.grad``, is not a kernel call), except when recording a backward program
+        self.engine_depth = None if backward_ok else len(_engine._callbacks.stack)
         self.fullgraph = fullgraph
         self.slots: list = []
         self.slot_of: dict = {}     # id(tensor) -> Slot
@@ -167,6 +171,7 @@ class Recorder:
             self._wrap_backend(be)
         _active.append(self)
         _hoststep.recorder[0] = self
+        self.seq0 = next(_graph._seq)  # graph nodes made inside the call number above it
         return self
 
     def __exit__(self, *exc):
@@ -277,6 +282,8 @@ class Recorder:
                 return k(*args, **kw)
             if name in DATA_DEPENDENT:
                 rec.brk(f"{name}: the output's shape depends on the input's values")
+            if rec.engine_depth is not None and len(_engine._callbacks.stack) > rec.engine_depth:
+                rec.brk("a backward pass (.backward(), autograd.grad) inside the compiled call")
             step = Step(len(rec.steps), k, name, tuple(rec.encode(a) for a in args),
                         {key: rec.encode(v) for key, v in kw.items()}, backend)
             vers = [rec.versions[id(t._version)] for t in _tensors(args, kw)]

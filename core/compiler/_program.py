@@ -83,9 +83,10 @@ def _refs(x, acc):
     return acc
 
 
-def build(rec, out_enc, n_inputs: int, reuse: bool = True, fuse=None) -> Program:
+def build(rec, out_enc, n_inputs: int, reuse: bool = True, fuse=None, env: bool = False) -> Program:
     """Generate the replay function of recorder ``rec`` returning ``out_enc``. ``fuse`` is
-    :func:`ember.compiler._fusion.fuse` or None."""
+    :func:`ember.compiler._fusion.fuse` or None. With ``env`` the function returns ``(result,
+    slots)``, every slot's tensor at the end of the call (what a backward program reads)."""
     slots = rec.slots
     steps = list(rec.steps)
 
@@ -198,6 +199,10 @@ def build(rec, out_enc, n_inputs: int, reuse: bool = True, fuse=None) -> Program
             define(s.n)
             lines.append(f"    t{s.n}._version[0] += {delta}")
     ret = _out_expr(out_enc, expr, const)
+    if env:
+        for s in slots:
+            define(s.n)
+        ret = f"{ret}, ({''.join(f't{s.n}, ' for s in slots)})"
     head = ["def replay(*inputs):"]
     if checks:
         head.append("    if " + " or ".join(checks) + ":")

@@ -264,11 +264,11 @@ def module_calls_checked():
             return orig(self, *args, **kwargs)
         rng = _rng_state()
         bufs = _buffers(self)
-        before = _copy((args, kwargs), False, [])
+        before = _copy((args, kwargs), True, [])  # leaves where the arguments require grad
         train = training_enabled() and _state.grad.enabled
         if train:
             grad_leaves: list = []
-            before_g = _copy((args, kwargs), True, grad_leaves)
+            before_g = _copy(before, True, grad_leaves)
         _local.depth = getattr(_local, "depth", 0) + 1
         try:
             out = orig(self, *args, **kwargs)
