@@ -20,8 +20,8 @@ backward that reads values on the host makes the call run eagerly, as before.
 
 Not covered, and run eagerly: outputs that are arguments or their views, outputs sharing storage,
 in-place writes to tensors that require grad, a backward inside the compiled call. An output that
-is a view of an intermediate becomes a tensor of its own (its base is not returned). ``create_graph=True`` through a compiled node
-raises.
+is a view of an intermediate becomes a tensor of its own (its base is not returned).
+``create_graph=True`` through a compiled node raises.
 """
 from __future__ import annotations
 
