@@ -251,6 +251,9 @@ def test_fusion_with_numexpr():
     cd = ember.compile(_chain)
     cd(xd, yd)
     assert cd.programs()[0].n_fused == 0 and ember.equal(cd(xd, yd), _chain(xd, yd))
+    cb = ember.compile(_chain)  # a broadcast input: numexpr's broadcasting is slower than numpy's calls
+    cb(x, y[:1])
+    assert cb.programs()[0].n_fused == 0 and ember.equal(cb(x, y[:1]), _chain(x, y[:1]))
 
 
 def test_fusion_declined_replays_call_by_call(monkeypatch):

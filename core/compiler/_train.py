@@ -182,7 +182,7 @@ class TrainProgram:
             enc = encode_output(rec, tuple(res))
         if rec.breaks:
             raise Unsupported("the backward: " + rec.breaks[0].reason)
-        prog = build(rec, enc, len(gs) + len(self.rec.slots), reuse=True, fuse=None)
+        prog = build(rec, enc, len(gs) + len(self.rec.slots), reuse=False, fuse=None)
         self.backwards[key] = prog
         return prog
 
