@@ -289,3 +289,17 @@ def test_nested_and_disabled():
         warnings.simplefilter("error")
         ember._dynamo.reset()
     assert outer.programs() == []
+
+
+def test_view_of_a_parameter_made_inside_reads_the_parameter_live():
+    w = ember.randn(3, 3)
+
+    def f(x):
+        with ember.no_grad():  # a view made without grad, as fused ops' decompositions do
+            wt = w.t()
+        return x @ wt
+    cf = ember.compile(f)
+    x = ember.randn(2, 3)
+    cf(x)
+    w.data = ember.randn(3, 3)  # a new storage: the program must not read the old one through a stale view
+    assert ember.equal(cf(x), x @ w.t())

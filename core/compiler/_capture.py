@@ -247,6 +247,8 @@ class Recorder:
         if s is not None:
             return s
         owner = self.storage_of.get(id(t._storage)) if t._storage is not None else None
+        if owner is None and t._base is not None and t._base._storage is t._storage:
+            owner = self.slot(t._base)  # a view of a tensor not met yet (a parameter's .t()): its base is the slot
         if owner is not None:
             s = self.new_slot("alias", t)
             s.base = owner.n

@@ -25,7 +25,7 @@ is a view of an intermediate becomes a tensor of its own (its base is not return
 """
 from __future__ import annotations
 
-from .._graph import Node, edge_of
+from .._graph import AccumulateGrad, Node, edge_of
 from .._tensor import Tensor, _alias
 from ..ops import creation as CR
 from ..autograd import engine as _engine
@@ -72,17 +72,17 @@ class TrainProgram:
         self.rec = rec
         self.devices = devices
         slots = rec.slots
+        # what the gradients are for: the leaves, and the tensors of older history, that the
+        # capture graph reaches from the outputs (a parameter may be met only through a view a
+        # fused op's decomposition took of it without grad, its own node holding it)
         self.wrt = []
-        for s in list(slots):
-            if s.kind in ("input", "ext", "alias") and s.tensor._requires_grad and _root(slots, s).kind != "kernel":
-                src = _source(s.tensor, rec.seq0)
-                if src is None:
-                    raise Unsupported("a tensor taking part in autograd whose history the capture cannot follow")
-                ss = rec.slot_of.get(id(src))
-                if ss is None:
-                    ss = rec.new_slot("ext", src)
-                if ss.n not in self.wrt:
-                    self.wrt.append(ss.n)
+        made = [s.tensor for s in slots if s.tensor._grad_fn is not None and s.tensor._grad_fn._seq >= rec.seq0]
+        for t in _sources(made, rec.seq0, slots):
+            ss = rec.slot_of.get(id(t))
+            if ss is None:
+                ss = rec.new_slot("ext", t)
+            if ss.n not in self.wrt:
+                self.wrt.append(ss.n)
         self.fwd = build(rec, out_enc, n_inputs, reuse=False, fuse=None, env=True)
         self.steps = self.fwd.steps
         self.n_kernels = self.fwd.n_kernels
@@ -187,23 +187,33 @@ class TrainProgram:
         return prog
 
 
-def _root(slots, s):
-    while s.kind == "alias":
-        s = slots[s.base]
-    return s
-
-
-def _source(t, seq0):
-    """What gradients for ``t`` are for: ``t`` where it is a leaf or its history predates the call;
-    the base of a view made inside the call (a parameter's ``chunk``); None otherwise."""
-    for _ in range(2):
-        fn = t._grad_fn
-        if (fn is None and t._base is None) or (fn is not None and fn._seq < seq0):
-            return t
-        if t._base is None:
-            return None
-        t = t._base
-    return None
+def _sources(made, seq0, slots):
+    """The tensors whose gradients the graph of the nodes made inside the call (``seq >= seq0``)
+    sends out of it: the leaves of its ``AccumulateGrad`` edges and, for edges to older nodes,
+    the slot tensors carrying those nodes."""
+    out: list = []
+    seen: set = set()
+    stack = [t._grad_fn for t in made]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        for nxt, nr in node.next_functions:
+            if nxt is None:
+                continue
+            if isinstance(nxt, AccumulateGrad):
+                t = nxt.variable
+            elif nxt._seq < seq0:
+                t = next((s.tensor for s in slots if s.tensor._grad_fn is nxt and s.tensor._output_nr == nr), None)
+                if t is None:
+                    raise Unsupported("the graph reaches history through a tensor the capture did not see")
+            else:
+                stack.append(nxt)
+                continue
+            if all(t is not u for u in out):
+                out.append(t)
+    return out
 
 
 def _detached(t):
