@@ -139,3 +139,22 @@ def test_retain_graph_and_two_calls_before_backward():
     assert _same(ga, ember.autograd.grad(m2(a).sum(), m2[0].weight)[0])
     assert _same(gb, ember.autograd.grad(m2(b).sum(), m2[0].weight)[0])
     assert _same(ga, ember.autograd.grad(ya.sum(), m[0].weight)[0])
+
+
+def test_in_place_change_of_a_saved_tensor_is_detected_as_in_eager():
+    lin = nn.Linear(3, 2)
+    cf = ember.compile(lambda x: ember.tanh(lin(x)))
+    x = ember.randn(4, 3)
+    cf(x)
+    y = cf(x)
+    y.add_(1)  # tanh's backward reads its output
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.sum().backward()
+    y = cf(x)
+    x.add_(1)  # x is saved by the linear layer for the weight's gradient
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.sum().backward()
+    z = ember.randn(4, 3)
+    y = cf(z)
+    ember.compile(lambda t: t * 2)(ember.ones(2))  # an unrelated write elsewhere is no error
+    y.sum().backward()

@@ -43,7 +43,7 @@ class CompiledNode(Node):
     """The graph node of one compiled call: its backward runs the backward program for the
     incoming gradients' pattern on the call's environment."""
 
-    __slots__ = ("program", "env")
+    __slots__ = ("program", "env", "versions")
 
     def name(self) -> str:
         return "CompiledFunctionBackward"
@@ -59,7 +59,7 @@ class CompiledNode(Node):
             raise RuntimeError("Trying to backward through the graph a second time (or directly access saved "
                                "tensors after they have already been freed). Specify retain_graph=True if you "
                                "need to backward through the graph a second time.")
-        return self.program.backward(self.env, grads)
+        return self.program.backward(self.env, grads, self.versions)
 
     def _release(self):
         self.env = None
@@ -106,6 +106,9 @@ class TrainProgram:
             roots.add(r.n)
             diff.append(n)
         self.diff_outs = diff
+        #: slots whose tensors the caller can reach (arguments, parameters, outputs): their versions
+        #: at the forward are checked at the backward where the backward program reads them
+        self.watch = [s.n for s in slots if s.kind in ("input", "ext")] + list(diff)
         self.backwards: dict = {}
         for v, first, inner, s in rec.versions.values():
             if v[0] != first and any(t._requires_grad for t in _slot_tensors(rec, v)):
@@ -147,6 +150,7 @@ class TrainProgram:
         node = CompiledNode()
         node.program = self
         node.env = env
+        node.versions = tuple(env[n]._version[0] for n in self.watch)
         node.next_functions = tuple(edge_of(env[n]) for n in self.wrt)
         node.needs_input_grad = tuple(True for _ in self.wrt)
         node.in_meta = tuple((env[n]._shape, env[n]._dtype) for n in self.wrt)
@@ -158,11 +162,18 @@ class TrainProgram:
             o._requires_grad = True
 
     # -- backward ------------------------------------------------------------------------------
-    def backward(self, env, grads):
+    def backward(self, env, grads, versions):
         key = tuple(None if g is None else (g._shape, g._stride, g._offset, g._dtype, g._device) for g in grads)
         prog = self.backwards.get(key)
         if prog is None:
             prog = self._record(grads)
+        for n, v in zip(self.watch, versions):  # eager's check of saved tensors, on those the user can reach
+            t = env[n]
+            if t._version[0] != v and n in prog.reads:
+                raise RuntimeError(
+                    "one of the variables needed for gradient computation has been modified by an inplace operation: "
+                    f"[{type(t).__name__} of shape {list(t._shape)}] is at version {t._version[0]}; expected version "
+                    f"{v} instead. Hint: the variable was used by a compiled call (ember.compile).")
         r = prog.fn(*[g for g in grads if g is not None], *env)
         if r is MISS:
             raise RuntimeError("ember.compile: a tensor the backward program reads changed since the capture")
@@ -183,6 +194,17 @@ class TrainProgram:
         if rec.breaks:
             raise Unsupported("the backward: " + rec.breaks[0].reason)
         prog = build(rec, enc, len(gs) + len(self.rec.slots), reuse=False, fuse=None)
+        used = set(_refs(enc, []))
+        for st in rec.steps:
+            used.update(_refs(st.args, _refs(list(st.kwargs.values()), [])))
+        reads = set()
+        for n in used:
+            b = rec.slots[n]
+            while b.kind == "alias":
+                b = rec.slots[b.base]
+            if b.kind == "input" and b.index >= len(gs):
+                reads.add(b.index - len(gs))
+        prog.reads = reads
         self.backwards[key] = prog
         return prog
 
