@@ -18,7 +18,8 @@ CORE = pathlib.Path(__file__).resolve().parent.parent / "core"
 LAYERS = (
     ("base: dtypes, devices, storage, process state",
      ("ember._version", "ember.version", "ember._compat", "ember._dtype", "ember._device", "ember._layout",
-      "ember._storage", "ember._state", "ember.hookspecs", "ember.return_types", "ember.ops.primitives")),
+      "ember._storage", "ember._state", "ember.hookspecs", "ember.return_types", "ember.ops.primitives",
+      "ember._hoststep")),
     ("the tensor, the backend contract, plugin loading",
      ("ember._tensor", "ember.backend", "ember.backend.*", "ember._plugins", "ember._devices", "ember._threads")),
     ("the autograd graph and dispatch", ("ember._graph", "ember.ops.registry")),

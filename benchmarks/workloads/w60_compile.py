@@ -1,8 +1,9 @@
 """ember.compile against eager: the inference forward (no_grad) of the model workloads, each twice,
 "(eager)" with ember's eager forward and "(compiled)" with ``ember.compile(model)``, both beside
-PyTorch eager; and a chain of small elementwise ops, where per-op python cost dominates. The
-compiled training step runs eagerly (docs/compile.md: calls under autograd are not replayed), so
-it is not listed."""
+PyTorch eager; the training step (forward, a squared-mean loss, backward, SGD with momentum) of the
+same models, "(eager)" and "(compiled)" (the forward and loss compiled: their backward replays a
+captured backward program); and a chain of small elementwise ops, forward only and with its
+backward, where per-op python cost dominates."""
 import numpy as np
 
 import ember
@@ -90,3 +91,78 @@ def _small(ctx, compiled):
 
 workload("40 small ops 8x8 (eager)", "compile")(lambda ctx: _small(ctx, False))
 workload("40 small ops 8x8 (compiled)", "compile")(lambda ctx: _small(ctx, True))
+
+
+def _train(ctx, name, compiled):
+    build, shape = MODELS[name]
+    import ember.nn as enn
+    ember.manual_seed(0)
+    model = build(enn).to(ctx.device)
+    opt = ember.optim.SGD(model.parameters(), lr=1e-3, momentum=0.9)
+    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    ex = ember.tensor(x, device=ctx.device)
+
+    def loss_of(m, t):
+        return _first(m(t)).square().mean()
+    fwd = ember.compile(loss_of) if compiled else loss_of
+
+    def e_run():
+        opt.zero_grad()
+        fwd(model, ex).backward()
+        opt.step()
+        ctx.sync()
+    out = {"ember": e_run}
+    if ctx.torch is not None:
+        torch = ctx.torch
+        tmodel = build(torch.nn).to(ctx.torch_device)
+        _copy_weights(model, tmodel)
+        topt = torch.optim.SGD(tmodel.parameters(), lr=1e-3, momentum=0.9)
+        tx = torch.tensor(x, device=ctx.torch_device)
+
+        def t_run():
+            topt.zero_grad()
+            loss_of(tmodel, tx).backward()
+            topt.step()
+            ctx.torch_sync()
+        out["torch"] = t_run
+    return out
+
+
+def _register_train(name):
+    workload(f"train step {name} (eager)", "compile")(lambda ctx: _train(ctx, name, False))
+    workload(f"train step {name} (compiled)", "compile")(lambda ctx: _train(ctx, name, True))
+
+
+for _name in MODELS:
+    _register_train(_name)
+
+
+def _small_grad(ctx, compiled):
+    x = np.random.default_rng(0).standard_normal((8, 8)).astype(np.float32)
+    ex = ember.tensor(x, device=ctx.device, requires_grad=True)
+    ey = ember.tensor(x.T.copy(), device=ctx.device)
+    chain = _chain(ember)
+
+    def loss(a, b):
+        return chain(a, b).sum()
+    f = ember.compile(loss) if compiled else loss
+
+    def e_run():
+        ex.grad = None
+        f(ex, ey).backward()
+        ctx.sync()
+    out = {"ember": e_run}
+    if ctx.torch is not None:
+        torch = ctx.torch
+        tx, ty = torch.tensor(x, requires_grad=True), torch.tensor(x.T.copy())
+        g = _chain(torch)
+
+        def t_run():
+            tx.grad = None
+            g(tx, ty).sum().backward()
+        out["torch"] = t_run
+    return out
+
+
+workload("40 small ops 8x8 + backward (eager)", "compile")(lambda ctx: _small_grad(ctx, False))
+workload("40 small ops 8x8 + backward (compiled)", "compile")(lambda ctx: _small_grad(ctx, True))

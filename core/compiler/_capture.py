@@ -25,7 +25,8 @@ from __future__ import annotations
 import sys
 import traceback
 
-from .. import _state
+from .. import _graph, _hoststep, _state
+from ..autograd import engine as _engine
 from .._tensor import Tensor
 
 __all__: list = []
@@ -134,8 +135,11 @@ class Recorder:
     """Records the kernel calls made on ``devices`` inside the ``with`` block (see the module
     docstring). ``fullgraph``: raise :class:`Break` at the first break instead of noting it."""
 
-    def __init__(self, devices, fullgraph: bool = False):
+    def __init__(self, devices, fullgraph: bool = False, backward_ok: bool = False):
         self.devices = list(devices)
+        #: a backward pass inside the recorded call is a break (the engine's bookkeeping, such as
+        #: storing ``.grad``, is not a kernel call), except when recording a backward program
+        self.engine_depth = None if backward_ok else len(_engine._callbacks.stack)
         self.fullgraph = fullgraph
         self.slots: list = []
         self.slot_of: dict = {}     # id(tensor) -> Slot
@@ -166,6 +170,8 @@ class Recorder:
                                    be.__dict__.get("to_numpy")))
             self._wrap_backend(be)
         _active.append(self)
+        _hoststep.recorder[0] = self
+        self.seq0 = next(_graph._seq)  # graph nodes made inside the call number above it
         return self
 
     def __exit__(self, *exc):
@@ -178,6 +184,7 @@ class Recorder:
                 else:
                     setattr(be, name, old)
         _active.clear()
+        _hoststep.recorder[0] = None
 
     def _wrap_backend(self, be):
         empty, from_numpy, to_numpy = be.empty, be.from_numpy, be.to_numpy
@@ -240,6 +247,8 @@ class Recorder:
         if s is not None:
             return s
         owner = self.storage_of.get(id(t._storage)) if t._storage is not None else None
+        if owner is None and t._base is not None and t._base._storage is t._storage:
+            owner = self.slot(t._base)  # a view of a tensor not met yet (a parameter's .t()): its base is the slot
         if owner is not None:
             s = self.new_slot("alias", t)
             s.base = owner.n
@@ -275,6 +284,8 @@ class Recorder:
                 return k(*args, **kw)
             if name in DATA_DEPENDENT:
                 rec.brk(f"{name}: the output's shape depends on the input's values")
+            if rec.engine_depth is not None and len(_engine._callbacks.stack) > rec.engine_depth:
+                rec.brk("a backward pass (.backward(), autograd.grad) inside the compiled call")
             step = Step(len(rec.steps), k, name, tuple(rec.encode(a) for a in args),
                         {key: rec.encode(v) for key, v in kw.items()}, backend)
             vers = [rec.versions[id(t._version)] for t in _tensors(args, kw)]
@@ -292,6 +303,39 @@ class Recorder:
 
         recorded.__name__ = f"recorded_{name}"
         return recorded
+
+    def host_step(self, fn, args, kw):
+        """Run a host step (:mod:`ember._hoststep`) and record one step that runs it again. A
+        tensor it returns is a new slot; where it returned a tensor the recording knows (an
+        argument), the capture goes on with a copy, because the replay may return another."""
+        step = Step(len(self.steps), fn, "host_" + fn.__name__, tuple(self.encode(a) for a in args),
+                    {key: self.encode(v) for key, v in kw.items()}, None)
+        self.depth += 1
+        try:
+            out = fn(*args, **kw)
+        finally:
+            self.depth -= 1
+        self.steps.append(step)
+        if isinstance(out, Tensor):
+            out = self._fresh(out)
+        elif isinstance(out, tuple):
+            out = tuple(self._fresh(o) if isinstance(o, Tensor) else o for o in out)
+        self._outputs(step, out)
+        return out
+
+    def _fresh(self, t):
+        if id(t) not in self.slot_of:
+            return t
+        if t._requires_grad:
+            self.brk("a host step returned a tensor taking part in autograd")
+            return t
+        # a copy, with its own storage: the views the capture takes of it must be views of the
+        # step's result (which at replay may be another tensor), not of the argument's storage
+        self.depth += 1
+        try:
+            return t.clone()
+        finally:
+            self.depth -= 1
 
     def _outputs(self, step, out) -> None:
         if isinstance(out, Tensor):

@@ -16,6 +16,7 @@ from .. import _devices
 from . import _capture as C
 from . import _fusion
 from . import _guards as G
+from . import _train
 from ._program import MISS, build, encode_output
 
 __all__ = ["compile", "explain", "reset", "disable", "is_compiling", "config", "Unsupported", "InvalidBackend",
@@ -133,15 +134,21 @@ class CompiledFunction:
             except C.Break as b:
                 self.breaks.append(b)
                 raise Unsupported(f"ember.compile(fullgraph=True): {b}") from None
-            if rec.grad_seen:
-                self._cache[key] = _Eager([C.Break("autograd: a tensor taking part in autograd (requires_grad "
-                                                   "with grad mode on); the call runs eagerly")])
-                return out
             if rec.breaks:
                 self.breaks.extend(rec.breaks)
                 self._cache[key] = _Eager(rec.breaks)
                 return out
-            prog = build(rec, enc, len(flat), reuse=self._reuse, fuse=_fusion.fuse if self._fuse else None)
+            if rec.grad_seen:
+                try:
+                    prog = _train.TrainProgram(rec, enc, len(flat), flat, devices)
+                except _train.Unsupported as e:
+                    b = C.Break(f"autograd: {e}; the call runs eagerly")
+                    self.breaks.append(b)
+                    self._cache[key] = _Eager([b])
+                    return out
+                out = prog.wrap_capture(out)
+            else:
+                prog = build(rec, enc, len(flat), reuse=self._reuse, fuse=_fusion.fuse if self._fuse else None)
             mguard = G.module_guard(self._module) if self._module is not None else None
             entry = self._cache.get(key)
             if entry is None or entry.__class__ is _Eager:

@@ -2,7 +2,8 @@
 
 :func:`call_key` is the cache key of one call: for each tensor argument its shape, strides
 (contiguity), offset, dtype, device and ``requires_grad``; python numbers, strings and None by value
-(they were recorded into the program); other objects by identity; and the process state the
+(they were recorded into the program); named tuples by their items; other objects by identity
+(the key holds them, so that their ids are not reused while the entry lives); and the process state the
 recording depends on: grad mode, inference mode, the default dtype and device, autocast. The
 tensors are collected in order into ``flat``, the inputs of the program.
 
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 from .. import _dtype as D
 from .. import _state
+from .._layout import SparseParts
 from .._tensor import Tensor
 
 __all__: list = []
@@ -28,7 +30,8 @@ _SCALARS = (int, float, bool, str, complex, type(None))
 
 
 class Unguardable(Exception):
-    """An argument the capture cannot key on (a batched vmap tensor): the call runs eagerly."""
+    """An argument the capture cannot key on (a batched vmap tensor, a sparse tensor): the call runs
+    eagerly."""
 
 
 def call_key(args: tuple, kwargs: dict, flat: list) -> tuple:
@@ -46,15 +49,33 @@ def _arg(a, flat):
     if isinstance(a, Tensor):
         if a._storage is None:
             raise Unguardable("a batched (vmap) tensor argument")
+        if a._storage.__class__ is SparseParts:
+            raise Unguardable("a sparse tensor argument (its indices and values are not guarded)")
         flat.append(a)
         return (a._shape, a._stride, a._offset, a._dtype, a._device, a._requires_grad, a.__class__)
     if a.__class__ in _SCALARS:
         return (a.__class__, a)
-    if a.__class__ in (tuple, list):
+    if a.__class__ in (tuple, list) or (isinstance(a, tuple) and hasattr(a, "_fields")):
         return (a.__class__,) + tuple(_arg(x, flat) for x in a)
     if a.__class__ is dict:
         return (dict,) + tuple((k, _arg(v, flat)) for k, v in a.items())
-    return ("id", id(a))
+    return _Same(a)
+
+
+class _Same:
+    """An argument keyed by identity. It holds the object, so that a cache entry keeps it alive
+    and a later object cannot take its id (and replay what the capture read from the first)."""
+
+    __slots__ = ("obj",)
+
+    def __init__(self, obj):
+        self.obj = obj
+
+    def __hash__(self):
+        return id(self.obj)
+
+    def __eq__(self, other):
+        return other.__class__ is _Same and other.obj is self.obj
 
 
 def module_guard(module):

@@ -83,9 +83,10 @@ def _refs(x, acc):
     return acc
 
 
-def build(rec, out_enc, n_inputs: int, reuse: bool = True, fuse=None) -> Program:
+def build(rec, out_enc, n_inputs: int, reuse: bool = True, fuse=None, env: bool = False) -> Program:
     """Generate the replay function of recorder ``rec`` returning ``out_enc``. ``fuse`` is
-    :func:`ember.compiler._fusion.fuse` or None."""
+    :func:`ember.compiler._fusion.fuse` or None. With ``env`` the function returns ``(result,
+    slots)``, every slot's tensor at the end of the call (what a backward program reads)."""
     slots = rec.slots
     steps = list(rec.steps)
 
@@ -166,8 +167,23 @@ def build(rec, out_enc, n_inputs: int, reuse: bool = True, fuse=None) -> Program
             return repr(a)
         return const(a)
 
+    # each local is dropped after its last use (with its views), so that the memory of an
+    # intermediate is freed as eager frees it, not at the end of the call
+    keep = set(escaping)
+    for v, first, inner, s in rec.versions.values():
+        if v[0] - first - inner:
+            keep.add(root(s.n))
+    last: dict = {}
+    if not env:
+        for i, st in enumerate(steps):
+            for n in _refs(st.args, _refs(list(st.kwargs.values()), [])) + [o for o in st.outs if o is not None]:
+                last[root(n)] = i
+    drop_at: dict = {}
+    for r, i in last.items():
+        if r not in keep:
+            drop_at.setdefault(i, []).append(r)
     n_kernels = n_buffers = 0
-    for st in steps:
+    for i_step, st in enumerate(steps):
         n_kernels += 1
         kname = f"k{st.n}_{_ident(st.name)}"
         g[kname] = st.kernel
@@ -192,12 +208,22 @@ def build(rec, out_enc, n_inputs: int, reuse: bool = True, fuse=None) -> Program
         for o in outs:
             if o is not None:
                 defined.add(o)
+        if st.multi and any(o is not None for o in outs):
+            lines.append("    del _r")
+        dead = sorted(n for n in defined if root(n) in drop_at.get(i_step, ()) and slots[n].kind != "ext")
+        if dead:
+            lines.append(f"    del {', '.join(f't{n}' for n in dead)}")
+            defined.difference_update(dead)
     for v, first, inner, s in rec.versions.values():
         delta = v[0] - first - inner
         if delta and (s.n in defined or s.kind != "kernel"):
             define(s.n)
             lines.append(f"    t{s.n}._version[0] += {delta}")
     ret = _out_expr(out_enc, expr, const)
+    if env:
+        for s in slots:
+            define(s.n)
+        ret = f"{ret}, ({''.join(f't{s.n}, ' for s in slots)})"
     head = ["def replay(*inputs):"]
     if checks:
         head.append("    if " + " or ".join(checks) + ":")

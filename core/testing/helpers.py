@@ -17,6 +17,7 @@ import numpy as np
 import ember
 from ember import _dtype as D
 from .. import _devices
+from . import compile_check as CC
 
 
 def _as_device(device):
@@ -361,7 +362,11 @@ def check_once(fn, ref, specs, *, device, dtype, layout="contiguous", seed=0, rt
     rt, at = rtol if rtol is not None else r_tol, atol if atol is not None else a_tol
     tensors, hosts = reference_inputs(specs, dt, device, layout, seed)
     try:
+        if CC.enabled() and not CC.busy():
+            rng, before = CC._rng_state(), CC._copy((tensors, kwargs), False, [])
         out = fn(*tensors, **kwargs)
+        if CC.enabled() and not CC.busy():
+            CC.check_call(fn, before[0], before[1], out, rng=rng, what=f"{name} ({dt.name}, {layout})")
         with np.errstate(all="ignore"):  # references meet NaN and infinities on purpose
             exp = ref(*hosts, **kwargs)
         _compare(out, exp, rt, at, "")

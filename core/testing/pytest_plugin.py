@@ -97,6 +97,15 @@ def device(ember_backend):
     d = _device_for_backend(ember_backend)
     if ember_backend not in _used_backends:
         _used_backends[ember_backend] = coverage_table(ember_backend)
+    from ember.testing import compile_check
+    if compile_check.enabled():
+        with compile_check.module_calls_checked():
+            yield from _device_body(d, ember_backend)
+        return
+    yield from _device_body(d, ember_backend)
+
+
+def _device_body(d, ember_backend):
     if d.type == "cpu" or has_cpu_backend():
         yield d
         return
@@ -220,6 +229,11 @@ def coverage_table(backend_name: str) -> str:
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    import sys
+    cc = sys.modules.get("ember.testing.compile_check")
+    if cc is not None and cc.enabled() and cc.stats["compared"]:
+        terminalreporter.section("ember.compile check")
+        terminalreporter.write_line(cc.summary())
     show = config.getoption("--ember-coverage-table")
     if not _used_backends and not show:
         return

@@ -2,9 +2,9 @@
 it is installed (the optional extra ``ember-cpu-numpy[numexpr]``): one numexpr expression per
 chain, evaluated in cache-sized blocks without the intermediate arrays. Without numexpr, or for
 small results (below :data:`MIN_NUMEL` elements, where numexpr's call costs more than the numpy
-calls it replaces), for chains of fewer than three ops and for chains holding a transcendental
-function (numpy's SIMD loops are faster than numexpr's), the chain is declined and replays call
-by call."""
+calls it replaces), for chains of fewer than three ops, for chains holding a transcendental
+function (numpy's SIMD loops are faster than numexpr's) and for chains with a broadcast input
+(numexpr's broadcasting is slow), the chain is declined and replays call by call."""
 from __future__ import annotations
 
 import numpy as np
@@ -56,6 +56,8 @@ def fuse_elementwise(chain):
         return None
     if len(chain.ops) < 3 or any(nm in _SLOWER for nm, _ in chain.ops):
         return None
+    if any(tuple(shape) != tuple(chain.shape) for shape, _ in chain.inputs):
+        return None  # numexpr broadcasts slowly: a (1, C, 1, 1) operand made a batch norm's tail 3x slower
     n = 1
     for s in chain.shape:
         n *= s

@@ -12,7 +12,7 @@ import numpy as np
 from ember.backend import dtypes as D
 from ember.backend import Backend, UntypedStorage, make_tensor
 
-from . import runtime
+from . import fusion, runtime
 from .kernels import KERNELS, OUT_KERNELS
 from .kernels.tensors import cstrides, new_tensor
 from .kernels.memory import to_host
@@ -99,6 +99,10 @@ class OpenCLBackend(Backend):
 
     def to_numpy(self, tensor) -> np.ndarray:
         return to_host(tensor)
+
+    def fuse_elementwise(self, chain):
+        """One generated OpenCL C kernel per elementwise chain (:mod:`.fusion`)."""
+        return fusion.fuse_elementwise(chain)
 
     def synchronize(self, device=None) -> None:
         for cd in runtime.opened() if device is None else [self.cl(device)]:

@@ -9,6 +9,7 @@ from ... import _dtype as D
 from ...ops import creation as _factory
 from ... import ops as _ops
 from ... import _state
+from ..._hoststep import host_step
 from ..._tensor import Tensor
 from ...ops import nn as _nnops
 from ...ops.autocast import policy as _amp_policy
@@ -147,6 +148,23 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None, size_a
     return r.reshape(tshape) if reduction == "none" else r
 
 
+@host_step
+def _check_unit_interval(input, target):
+    with _state.grad_disabled():  # "0 <= x <= 1" as PyTorch's check: NaN is refused too
+        if input.numel() and not bool(((input >= 0) & (input <= 1)).all()):
+            raise RuntimeError("binary_cross_entropy: all elements of input should be between 0 and 1")
+        if target.numel() and not bool(((target >= 0) & (target <= 1)).all()):
+            raise RuntimeError("binary_cross_entropy: all elements of target should be between 0 and 1")
+
+
+@host_step
+def _check_nonnegative_var(var):
+    with _state.grad_disabled():
+        if bool((var < 0).any()):
+            raise ValueError("var has negative entry/entries")
+
+
+@host_step
 def _check_classes(op, t, C, ignore_index):
     if t.numel() == 0:
         return
@@ -222,11 +240,7 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
         raise ValueError(f"Using a target size ({target.shape}) that is different to the input size ({input.shape}) "
                          "is deprecated. Please ensure they have the same size.")
     _not_differentiable(weight, "binary_cross_entropy", "weight")
-    with _state.grad_disabled():  # "0 <= x <= 1" as PyTorch's check: NaN is refused too
-        if input.numel() and not bool(((input >= 0) & (input <= 1)).all()):
-            raise RuntimeError("binary_cross_entropy: all elements of input should be between 0 and 1")
-        if target.numel() and not bool(((target >= 0) & (target <= 1)).all()):
-            raise RuntimeError("binary_cross_entropy: all elements of target should be between 0 and 1")
+    _check_unit_interval(input, target)
     loss = _nnops.binary_cross_entropy(input, target)
     if weight is not None:
         loss = loss * weight
@@ -306,8 +320,7 @@ def gaussian_nll_loss(input: Tensor, target: Tensor, var, full: bool = False, ep
         else:
             raise ValueError("var is of incorrect size")
     check_reduction(reduction)
-    if bool((var < 0).any()):
-        raise ValueError("var has negative entry/entries")
+    _check_nonnegative_var(var)
     v = var + (var.clamp_min(eps) - var).detach()
     loss = 0.5 * (_ops.log(v) + (input - target) ** 2 / v)
     if full:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import math
 
 from ... import _dtype as D
+from ..._hoststep import host_step
 from ...backend.shapes import pool_out
 from ...ops import creation as _factory
 from ... import ops as _ops
@@ -206,6 +207,16 @@ def adaptive_avg_pool3d(input: Tensor, output_size) -> Tensor:
     return _adaptive_avg("adaptive_avg_pool3d", 3, input, output_size)
 
 
+@host_step
+def _nan_wins(g, vals, arg):
+    """A NaN in a window wins, the last one (PyTorch's loop: val > max or isnan(val))."""
+    nans = g.isnan()
+    if bool(nans.any()):
+        arg = _ops.where(nans.any(-1), (g.shape[-1] - 1) - nans.to(D.int64).flip(-1).argmax(-1), arg)
+        vals = g.gather(-1, arg.unsqueeze(-1)).squeeze(-1)
+    return vals, arg
+
+
 def _adaptive_max(op, nsp, input, output_size, return_indices):
     x, batched = _batched(op, input, nsp)
     out = _adaptive_sizes(op, nsp, x, output_size)
@@ -241,11 +252,8 @@ def _adaptive_max(op, nsp, input, output_size, return_indices):
     K = flat_idx.shape[-1]
     g = xf.index_select(2, flat_idx.reshape(-1)).reshape((N, C) + tuple(shape_o) + (K,))
     vals, arg = g.max(-1)
-    if g.dtype.category == D._FLOAT:  # a NaN wins, the last one (PyTorch's loop: val > max or isnan(val))
-        nans = g.isnan()
-        if bool(nans.any()):
-            arg = _ops.where(nans.any(-1), (K - 1) - nans.to(D.int64).flip(-1).argmax(-1), arg)
-            vals = g.gather(-1, arg.unsqueeze(-1)).squeeze(-1)
+    if g.dtype.category == D._FLOAT:
+        vals, arg = _nan_wins(g, vals, arg)
     if not return_indices:
         return vals if batched else vals.squeeze(0)
     pos = flat_idx.expand((N, C) + tuple(shape_o) + (K,)).gather(-1, arg.unsqueeze(-1)).squeeze(-1)

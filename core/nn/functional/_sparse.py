@@ -5,6 +5,7 @@ from ... import _dtype as D
 from ...ops import creation as _factory
 from ... import ops as _ops
 from ... import _state
+from ..._hoststep import host_step
 from ..._tensor import Tensor
 from ...ops import nn as _nnops
 from ...ops.vmap_hook import hooked
@@ -43,6 +44,7 @@ def _padding_idx(padding_idx, num):
     return padding_idx
 
 
+@host_step
 def _check_range(op, idx, num, width=1):
     if idx.numel():
         lo, hi = int(idx.min()), int(idx.max())

@@ -9,6 +9,7 @@ from typing import Callable
 
 from ...ops import creation as _factory
 from ... import _dtype as D
+from ... import _hoststep
 from ..._tensor import Tensor
 from .. import functional as F
 from .. import init
@@ -56,7 +57,8 @@ def _generate_square_subsequent_mask(sz: int, device=None, dtype=None) -> Tensor
 def _detect_is_causal_mask(mask, is_causal, size) -> bool:
     """PyTorch's rule: ``is_causal=None`` means "check whether ``mask`` is the causal mask"."""
     make_causal = is_causal is True
-    if is_causal is None and mask is not None:
+    # (a capture of ember.compile does not read the mask: the explicit mask gives the same values)
+    if is_causal is None and mask is not None and not _hoststep.capturing():
         sz = size if size is not None else mask.shape[-2]
         causal = _generate_square_subsequent_mask(sz, device=mask.device, dtype=mask.dtype)
         if tuple(mask.shape) == tuple(causal.shape):

@@ -8,6 +8,7 @@ scatter_add are primitives; the others decompose into them); the rest are writte
 from __future__ import annotations
 
 from ... import _dtype as D
+from ..._hoststep import host_step
 from ..._tensor import Tensor, _wrap_dim
 from .. import _args as U
 from .. import arithmetic as A
@@ -72,6 +73,7 @@ def _index_arg(index, op: str, dev, what: str = "index") -> Tensor:
     raise RuntimeError(f"{op}(): Expected dtype int32/int64 for {what}, got {dt.name} ({U.desc(index)})")
 
 
+@host_step
 def check_bounds(idx: Tensor, size: int, op: str, dim: int, allow_negative: bool) -> Tensor:
     """Wrap negative indices (when allowed) and refuse out-of-range ones with
     :class:`~ember.backend.IndexOutOfRangeError` (an IndexError and a RuntimeError). A backend
