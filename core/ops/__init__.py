@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from .. import _plugins
 from . import (arithmetic, comparison, complexops, copy, creation, indexing, linalg, linalg_api, linalg_more, nn, optim,
-               pointwise, primitives, random, reduction, shape, sparse, special_bessel, special_gamma, special_igamma,
-               special_misc, special_poly, unary, views)
+               pointwise, primitives, random, reduction, shape, sparse, special_airy, special_bessel, special_gamma,
+               special_igamma, special_misc, special_poly, unary, views)
 from . import combinatorics, distances, floatbits
 from . import linalg_ldl  # noqa: F401 (registers the ldl ops; ember.linalg names them)
 from . import spectral, spectral_more, spectral_stft
