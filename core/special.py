@@ -9,17 +9,19 @@ docs/special.md lists every name with its accuracy.
 from __future__ import annotations
 
 from .ops import reduction as _R
+from .ops import special_airy as _AI
 from .ops import special_bessel as _B
 from .ops import special_gamma as _G
+from .ops import special_igamma as _IG
 from .ops import special_misc as _M
 from .ops import special_poly as _P
 from .ops import unary as _UN
 from .ops.nn import activation as _ACT
 from .ops.pointwise import sinc, xlogy
 
-__all__ = ["bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "chebyshev_polynomial_t",
+__all__ = ["airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "chebyshev_polynomial_t",
            "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w", "digamma", "entr", "erf",
-           "erfc", "erfcx", "erfinv", "exp2", "expit", "expm1", "gammaln",
+           "erfc", "erfcx", "erfinv", "exp2", "expit", "expm1", "gammainc", "gammaincc", "gammaln",
            "hermite_polynomial_h", "hermite_polynomial_he", "i0", "i0e", "i1", "i1e", "laguerre_polynomial_l",
            "legendre_polynomial_p", "log1p", "log_ndtr", "log_softmax", "logit", "logsumexp", "modified_bessel_i0",
            "modified_bessel_i1", "modified_bessel_k0", "modified_bessel_k1", "multigammaln", "ndtr", "ndtri",
@@ -34,9 +36,11 @@ gammaln, digamma, psi, polygamma, multigammaln = _G.lgamma, _G.digamma, _G.digam
 logsumexp = _R.logsumexp
 softmax, log_softmax = _ACT.softmax, _ACT.log_softmax
 i0 = _M.i0
+gammainc, gammaincc = _IG.igamma, _IG.igammac
 
 # the ops of torch.special only
 zeta = _G.special_zeta
+airy_ai = _AI.special_airy_ai
 ndtr, ndtri, log_ndtr, erfcx = _M.special_ndtr, _M.special_ndtri, _M.special_log_ndtr, _M.special_erfcx
 entr, xlog1py = _M.special_entr, _M.special_xlog1py
 i0e, i1, i1e = _M.special_i0e, _M.special_i1, _M.special_i1e
@@ -60,14 +64,3 @@ hermite_polynomial_he = _P.special_hermite_polynomial_he
 laguerre_polynomial_l = _P.special_laguerre_polynomial_l
 legendre_polynomial_p = _P.special_legendre_polynomial_p
 
-
-
-#: torch.special names ember does not have yet (docs/special.md)
-NOT_YET = ("airy_ai", "gammainc", "gammaincc")
-
-
-def __getattr__(name: str):
-    if name in NOT_YET:
-        raise AttributeError(f"module 'ember.special' has no attribute {name!r} (torch.special.{name} is not "
-                             "built yet: see docs/special.md)")
-    raise AttributeError(f"module 'ember.special' has no attribute {name!r}")

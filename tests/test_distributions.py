@@ -223,3 +223,20 @@ def test_gamma_cdf_closed_forms():
     erf = np.vectorize(math.erf)
     np.testing.assert_allclose(_f(D.Gamma(T(0.5, dtype=ember.float64), 2.0).cdf(T(x / 2))), erf(np.sqrt(x)),
                                rtol=1e-12)
+
+
+def test_gamma_cdf_is_igamma_and_differentiable_in_the_rate_only():
+    # PyTorch's Gamma.cdf is gammainc(concentration, rate * value): dP/dx = x^(a-1) e^-x / Gamma(a)
+    # reaches the rate; the derivative in the concentration is not implemented
+    rate = T([2.0], dtype=ember.float64, requires_grad=True)
+    d = D.Gamma(T([3.0], dtype=ember.float64), rate)
+    d.cdf(T([0.75], dtype=ember.float64)).sum().backward()
+    x = 1.5
+    assert float(rate.grad) == pytest.approx(0.75 * x * x * math.exp(-x) / 2, rel=1e-13)
+    conc = T([3.0], dtype=ember.float64, requires_grad=True)
+    with pytest.raises(NotImplementedError, match="the derivative for 'igamma: input' is not implemented"):
+        D.Gamma(conc, 1.0).cdf(T([0.75], dtype=ember.float64)).sum().backward()
+    np.testing.assert_allclose(_f(D.Chi2(T([4.0], dtype=ember.float64)).cdf(T([3.0], dtype=ember.float64))),
+                               [1 - math.exp(-1.5) * 2.5], rtol=1e-14)
+    inv = D.InverseGamma(T([2.0], dtype=ember.float64), 1.0)
+    np.testing.assert_allclose(_f(inv.cdf(T([0.5], dtype=ember.float64))), [math.exp(-2.0) * 3.0], rtol=1e-14)

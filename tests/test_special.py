@@ -26,8 +26,8 @@ def test_the_namespace_has_pytorchs_names():
         assert callable(getattr(S, name)), name
     assert S.gammaln is ember.lgamma and S.psi is ember.digamma and S.expit is ember.sigmoid
     assert S.zeta.__name__ == "special_zeta" and S.ndtr.__name__ == "special_ndtr"
-    with pytest.raises(AttributeError, match="not built yet"):
-        S.airy_ai  # noqa: B018
+    assert S.gammainc is ember.igamma and S.gammaincc is ember.igammac
+    assert S.airy_ai.__name__ == "special_airy_ai"
 
 
 def test_lgamma_and_digamma_edge_values():
@@ -108,3 +108,64 @@ def test_polynomials():
     assert S.chebyshev_polynomial_t(2.0, ember.tensor([3])).tolist() == [26.0]
     with pytest.raises(NotImplementedError, match="chebyshev_polynomial_t_cpu"):
         S.chebyshev_polynomial_t(ember.tensor([0.5], dtype=ember.float16), 3)
+
+
+def test_igamma_edge_values_and_complement():
+    a = ember.tensor([0.0, 0.0, 0.0, 1.0, -1.0, 1.0, inf, inf, 2.0, nan, 1.0, -0.0, 5.0, 1e-300], dtype=ember.float64)
+    x = ember.tensor([0.0, 1.0, inf, 0.0, 1.0, -1.0, 1.0, inf, inf, 1.0, nan, 1.0, -0.0, 1.0], dtype=ember.float64)
+    _same(ember.igamma(a, x).tolist()[:-1], [nan, 1.0, 1.0, 0.0, nan, nan, 0.0, nan, 1.0, nan, nan, 1.0, 0.0])
+    _same(ember.igammac(a, x).tolist()[:-1], [nan, 0.0, 0.0, 1.0, nan, nan, 1.0, nan, 0.0, nan, nan, 0.0, 1.0])
+    # Q(a, 1) = a E1(1) + O(a^2) for a tiny: kept in relative terms (1 - P would give 0)
+    assert ember.igammac(a, x).tolist()[-1] == pytest.approx(1e-300 * 0.21938393439552029, rel=1e-14)
+    aa = ember.tensor([0.5, 3.0, 30.0, 300.0], dtype=ember.float64)
+    xx = ember.tensor([0.2, 3.0, 31.0, 290.0], dtype=ember.float64)
+    _same(ember.igamma(aa, xx).tolist(), [math.erf(math.sqrt(0.2)), 1 - math.exp(-3) * 8.5,
+                                          0.5953478209656109, 0.2861755102943037])
+    total = (ember.igamma(aa, xx) + ember.igammac(aa, xx)).tolist()
+    assert all(abs(t - 1.0) <= 4e-16 for t in total)
+
+
+def test_igamma_dtypes_methods_and_errors():
+    a, x = ember.tensor([2.0]), ember.tensor([1.0], dtype=ember.float64)
+    assert ember.igamma(a, x).dtype == ember.float64
+    assert ember.igamma(ember.tensor([2]), x).dtype == ember.float64
+    h = ember.tensor([1.0], dtype=ember.float16)
+    assert ember.igamma(h, h).dtype == ember.float16
+    y = a.clone()
+    assert y.igamma_(x) is y and y.dtype == ember.float32 and y.tolist() == pytest.approx([1 - 2 * math.exp(-1)])
+    y = a.clone()
+    assert y.igammac_(x) is y and y.tolist() == pytest.approx([2 * math.exp(-1)])
+    assert a.igammac(x).tolist() == pytest.approx([2 * math.exp(-1)])
+    with pytest.raises(NotImplementedError, match="\"igamma_cpu\" not implemented for 'Long'"):
+        ember.igamma(ember.tensor([1]), ember.tensor([2]))
+    with pytest.raises(NotImplementedError, match="\"igammac_cpu\" not implemented for 'Bool'"):
+        S.gammaincc(ember.tensor([True]), ember.tensor([True]))
+    with pytest.raises(TypeError, match="argument 'other' \\(position 2\\) must be Tensor, not float"):
+        ember.igamma(a, 2.0)
+    with pytest.raises(RuntimeError, match="doesn't match the broadcast shape"):
+        a.igamma_(ember.tensor([1.0, 2.0]))
+
+
+def test_igamma_gradient_in_x_only():
+    a = ember.tensor([0.5, 1.0, 2.0, 0.0, 2.0], dtype=ember.float64)
+    x = ember.tensor([0.0, 0.0, 0.0, 1.0, 3.0], dtype=ember.float64, requires_grad=True)
+    (g,) = ember.autograd.grad(ember.igamma(a, x).sum(), x)
+    _same(g.tolist(), [inf, nan, 0.0, 0.0, 3 * math.exp(-3)])
+    (g,) = ember.autograd.grad(ember.igammac(a, x).sum(), x)
+    _same(g.tolist(), [-inf, nan, -0.0, -0.0, -3 * math.exp(-3)])
+    ar = ember.tensor([2.0], dtype=ember.float64, requires_grad=True)
+    with pytest.raises(NotImplementedError, match="the derivative for 'igammac: input' is not implemented."):
+        ember.igammac(ar, ember.tensor([1.0], dtype=ember.float64)).sum().backward()
+
+
+def test_airy_ai():
+    x = ember.tensor([-inf, -10.0, -1.0, 0.0, 1.0, 10.0, 100.0, 104.0, inf, nan], dtype=ember.float64)
+    _same(S.airy_ai(x).tolist(), [nan, 0.04024123848644319, 0.5355608832923521, 0.3550280538878172,
+                                  0.13529241631288141, 1.1047532552898686e-10, 2.6344821520881846e-291, 0.0, nan, nan])
+    assert S.airy_ai(ember.tensor([1, 2])).dtype == ember.float32
+    assert not S.airy_ai(ember.tensor([1.0], requires_grad=True)).requires_grad
+    assert S.airy_ai(x=ember.tensor([0.0])).tolist() == pytest.approx([0.3550280538878172])
+    with pytest.raises(NotImplementedError, match="\"airy_ai_cpu\" not implemented for 'Half'"):
+        S.airy_ai(ember.tensor([1.0], dtype=ember.float16))
+    with pytest.raises(TypeError, match="must be Tensor, not float"):
+        S.airy_ai(2.0)

@@ -231,24 +231,3 @@ def standard_gamma_rsample(alpha):
     if alpha.requires_grad:
         return _GammaDraw.apply(alpha)
     return standard_gamma(alpha)
-
-
-def regularized_gamma_p(a, x):
-    """P(a, x), the regularised lower incomplete gamma function: the power series left of
-    a + 1, one minus Legendre's continued fraction for Q right of it."""
-    xw, aw = _wide(x), _wide(a)
-    xw, aw = _ops.broadcast_tensors(xw, aw)
-    pos = xw > 0
-    xs = _ops.where(pos, xw, 1.0)
-    left = xs < aw + 1
-    lx = _ops.where(left, xs, aw + 1)
-    rx = _ops.where(left, aw + 2, xs)
-    term = _ops.ones_like(lx)
-    s = _ops.ones_like(lx)
-    for n in range(1, _SERIES_TERMS):
-        term = term * lx / (aw + n)
-        s = s + term
-    p_left = (aw * lx.log() - lx - _ops.lgamma(aw + 1)).exp() * s
-    q_right = (aw * rx.log() - rx - _ops.lgamma(aw)).exp() * _cf(rx, aw)
-    p = _ops.where(left, p_left, 1 - q_right)
-    return _ops.where(pos, p, 0.0).to(x.dtype)

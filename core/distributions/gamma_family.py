@@ -81,7 +81,8 @@ class Gamma(ExponentialFamily):
 
     def cdf(self, value):
         _check(self, value)
-        return _sampling.regularized_gamma_p(self.concentration, self.rate * value)
+        value = _ops.as_tensor(value, dtype=self.rate.dtype, device=self.rate.device)
+        return _ops.igamma(self.concentration, self.rate * value)
 
     @property
     def _natural_params(self):

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from .. import _plugins
 from . import (arithmetic, comparison, complexops, copy, creation, indexing, linalg, linalg_api, linalg_more, nn, optim,
-               pointwise, primitives, random, reduction, shape, sparse, special_bessel, special_gamma, special_misc,
-               special_poly, unary, views)
+               pointwise, primitives, random, reduction, shape, sparse, special_airy, special_bessel, special_gamma,
+               special_igamma, special_misc, special_poly, unary, views)
 from . import combinatorics, distances, floatbits
 from . import linalg_ldl  # noqa: F401 (registers the ldl ops; ember.linalg names them)
 from . import spectral, spectral_more, spectral_stft
@@ -33,6 +33,7 @@ from .reduction import *  # noqa: F401,F403
 from .registry import ALL, OPS, OpDef, dispatch, record, register_op, run
 from .shape import *  # noqa: F401,F403
 from .special_gamma import *  # noqa: F401,F403
+from .special_igamma import *  # noqa: F401,F403
 from .special_misc import *  # noqa: F401,F403
 from .spectral_more import *  # noqa: F401,F403
 from .spectral_stft import *  # noqa: F401,F403
@@ -41,8 +42,8 @@ from .views import *  # noqa: F401,F403
 
 #: the op families, whose ``__all__`` lists make up this package's public names
 FAMILIES = (arithmetic, comparison, complexops, unary, pointwise, reduction, indexing, shape, views, linalg, linalg_api,
-            linalg_more, copy, nn, creation, random, floatbits, combinatorics, distances, special_gamma, special_misc,
-            spectral_more, spectral_stft)
+            linalg_more, copy, nn, creation, random, floatbits, combinatorics, distances, special_gamma, special_igamma,
+            special_misc, spectral_more, spectral_stft)
 
 # the op functions (the registry and the declaration API are attributes of ember.ops, not ember)
 __all__ = sorted({name for fam in FAMILIES for name in fam.__all__})

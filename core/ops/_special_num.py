@@ -22,8 +22,8 @@ from . import indexing as IX
 from . import pointwise as PW
 from . import unary as UN
 
-__all__ = ["horner", "sinpi", "cospi", "hurwitz_zeta_pos", "lgamma_ge_half", "digamma_ge_half", "erfcx",
-           "erfc_accurate", "bessel_i_scaled", "is_nonpos_int", "log1p_accurate", "detached"]
+__all__ = ["horner", "sinpi", "cospi", "hurwitz_zeta_pos", "lgamma_ge_half", "lgamma1p_small", "digamma_ge_half",
+           "erfcx", "erfc_accurate", "bessel_i_scaled", "is_nonpos_int", "log1p_accurate", "detached"]
 
 where = PW.where
 PI = math.pi
@@ -117,6 +117,11 @@ def lgamma_ge_half(y):
     r = where(CMP.ge(y, 10.0), big, mid)
     r = where(CMP.lt(y, 1.25), near1, r)
     return where(CMP.lt(y, 0.75), below, r)
+
+
+def lgamma1p_small(t):
+    """lgamma(1 + t) for |t| <= 1/4 from t itself (no rounding of 1 + t): its series about 1."""
+    return horner(t, _LG1)
 
 
 def digamma_ge_half(y):

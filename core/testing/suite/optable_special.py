@@ -88,6 +88,12 @@ def _k_scaled_mp(x, nu):
     return _vec(lambda v: mp.exp(v) * mp.besselk(nu, v))(x)
 
 
+def _gammainc(upper):
+    mp = _mpmath()
+    return _vec(lambda a, x: mp.gammainc(a, x, mp.inf, regularized=True) if upper
+                else mp.gammainc(a, 0, x, regularized=True))
+
+
 def _entr(x):
     return np.where(x > 0, -x * np.log(np.where(x > 0, x, 1.0)), np.where(x == 0, 0.0, -np.inf))
 
@@ -134,6 +140,8 @@ def _poly_cases():
                        [dict(shape=S, low=-2.0, high=2.0)], dtypes=(ember.float64,)))
     return cases
 
+
+IGAMMA_ARGS = [dict(shape=S, low=0.05, high=40.0), dict(shape=S, low=0.01, high=60.0)]
 
 SPECIAL_CASES = [
     C("lgamma", ember.lgamma, _vec(math.lgamma), [dict(shape=S, **POS)], dtypes=F, grad=True),
@@ -195,4 +203,18 @@ SPECIAL_CASES = [
       [dict(shape=S, low=0.05, high=400.0)], dtypes=F, mp=True),
     C("scaled_modified_bessel_k1", ES.scaled_modified_bessel_k1, lambda x: _k_scaled_mp(x, 1),
       [dict(shape=S, low=0.05, high=400.0)], dtypes=F, mp=True),
+    # igamma: both sides of x = a + 1, Temme's range (a >= 20, x near a) and small a
+    C("igamma", ember.igamma, _gammainc(False), IGAMMA_ARGS, dtypes=F, mp=True),
+    C("igammac", ember.igammac, _gammainc(True), IGAMMA_ARGS, dtypes=F, mp=True),
+    C("gammainc_temme", lambda a, lam: ES.gammainc(a, a * lam), lambda a, lam: _gammainc(False)(a, a * lam),
+      [dict(shape=S, low=20.0, high=500.0), dict(shape=S, low=0.8, high=1.2)], dtypes=(ember.float64,), mp=True),
+    C("gammaincc_small_a", lambda a, x: ES.gammaincc(a, x), _gammainc(True),
+      [dict(shape=S, low=1e-6, high=0.99), dict(shape=S, low=0.01, high=1.9)], dtypes=F, mp=True),
+    C("igamma_grad_x", lambda x: ember.igamma(ember.full_like(x, 2.5), x), lambda x: _gammainc(False)(2.5 + 0 * x, x),
+      [dict(shape=S, low=0.1, high=8.0)], dtypes=F, grad=True, mp=True),
+    C("igammac_grad_x", lambda x: ember.full_like(x, 30.0).igammac(x),
+      lambda x: _gammainc(True)(30.0 + 0 * x, x), [dict(shape=S, low=20.0, high=40.0)], dtypes=F, grad=True, mp=True),
+    C("airy_ai", ES.airy_ai, _mp("airyai"), [dict(shape=S, low=-20.0, high=20.0)], dtypes=F, mp=True, atol=1e-6),
+    C("airy_ai_tails", ES.airy_ai, _mp("airyai"), [dict(shape=S, low=8.0, high=60.0)], dtypes=(ember.float64,),
+      mp=True),
 ] + _poly_cases()

@@ -4,6 +4,7 @@ for half of the draws, wide ranges of arguments."""
 from __future__ import annotations
 
 from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 
 from .calls import Call
 from .specs_elementwise import broadcast_pair, operand
@@ -28,6 +29,7 @@ UNARY = {
     "special_modified_bessel_k1": ("special.modified_bessel_k1", 60.0),
     "special_scaled_modified_bessel_k0": ("special.scaled_modified_bessel_k0", 800.0),
     "special_scaled_modified_bessel_k1": ("special.scaled_modified_bessel_k1", 800.0),
+    "special_airy_ai": ("special.airy_ai", 30.0),
 }
 ALIASES = {"lgamma": ("special.gammaln",), "digamma": ("special.psi", "special.digamma"), "i0": ("special.i0",)}
 POLYS = ("chebyshev_polynomial_t chebyshev_polynomial_u chebyshev_polynomial_v chebyshev_polynomial_w "
@@ -38,6 +40,9 @@ POLYS = ("chebyshev_polynomial_t chebyshev_polynomial_u chebyshev_polynomial_v c
 
 def _input(draw, wide, name=""):
     if draw(st.booleans()):
+        if name == "special_airy_ai":
+            # PyTorch's and ember's float32 Ai both lose the phase 2/3 |x|^(3/2) for large negative x
+            return draw(tensors(ALL, low=-30, high=30))
         if name.startswith("special_bessel_"):
             # integers up to 1000 only: for large x, PyTorch's float32 J and Y lose the phase of
             # x - pi/4 (ember reduces the argument exactly: docs/special.md)
@@ -104,11 +109,34 @@ def _poly(name):
     return gen()
 
 
+def _igamma(name, special_name):
+    @st.composite
+    def gen(draw):
+        shp = draw(hnp.mutually_broadcastable_shapes(num_shapes=2, min_dims=0, max_dims=3, min_side=0, max_side=3))
+        sa, sx = shp.input_shapes
+        kind = draw(st.integers(0, 3))
+        if kind == 0:  # edge values, integer and bool tensors (refused), every float dtype
+            a, x = draw(tensors(ALL, shape=sa)), draw(tensors(ALL, shape=sx))
+        elif kind == 1:  # a 0-d float32 shape, a float64 x: a float64 gradient in x alone (PyTorch raises for a's)
+            a = draw(tensors(("float32",), shape=(), low=0.0, high=60.0, special=False))
+            x = draw(tensors(("float64",), shape=sx, low=0.0, high=80.0, special=False))
+        else:  # wide ranges on both sides of the transition x = a
+            top = draw(st.sampled_from((2.0, 30.0, 1e3, 1e5)))
+            a = draw(tensors(FLOATS, shape=sa, low=0.0, high=top))
+            x = draw(tensors(FLOATS, shape=sx, low=0.0, high=top * 1.5))
+        if draw(st.integers(0, 3)) == 0:
+            return Call(name, "Tensor." + name, (a, x))
+        return Call(name, draw(st.sampled_from((name, special_name))), (a, x))
+    return gen()
+
+
 for _n, (_fn, _wide) in UNARY.items():
     SPECIAL[_n] = _unary(_n, _fn, _wide)
 SPECIAL["polygamma"] = _polygamma()
 SPECIAL["mvlgamma"] = _mvlgamma()
 SPECIAL["special_zeta"] = _binary("special_zeta", "special.zeta")
 SPECIAL["special_xlog1py"] = _binary("special_xlog1py", "special.xlog1py")
+SPECIAL["igamma"] = _igamma("igamma", "special.gammainc")
+SPECIAL["igammac"] = _igamma("igammac", "special.gammaincc")
 for _n in POLYS:
     SPECIAL["special_" + _n] = _poly(_n)
