@@ -91,7 +91,8 @@ def test_integer_powers_are_products_and_zero_bases_follow_numpy(dev, dt):
     a = _z((6,), seed=4)
     x = _on(a, dt, dev)
     a = a.astype(dt.np)
-    np.testing.assert_array_equal((x ** 2).numpy(force=True), (x * x).numpy(force=True))  # the same product, not exp/log
+    # the same product, not exp/log
+    np.testing.assert_array_equal((x ** 2).numpy(force=True), (x * x).numpy(force=True))
     _check(x ** 2, a.astype(complex) ** 2, dt)
     _check(x ** 3, a.astype(complex) ** 3, dt)
     _check(x ** -2, 1 / (a.astype(complex) ** 2), dt)

@@ -38,8 +38,9 @@ def matrices(draw, kind="wc", shape=None, dtypes=F):
     t = draw(tensors(dtypes, shape=shape, low=-1, high=1, special=False))
     a = _parts(t)
     n = shape[-1]
-    if kind == "wc":
-        a = a + 3 * n * np.eye(n)
+    if kind == "wc":  # distinct diagonal offsets: an all-zero draw is not a multiple of I, whose
+        # singular values repeat (gradients through an SVD are not defined there)
+        a = a + np.diag(3.0 * n + 0.5 * np.arange(n))
     elif kind == "spd":
         a = a @ _mH(a) + n * np.eye(n)
     elif kind == "sym":  # distinct eigenvalues: the gradient is well-defined
