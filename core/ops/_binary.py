@@ -107,7 +107,9 @@ def saves_other(args, needs) -> tuple:
     tensor operand nothing is (PyTorch saves no more, so ``y = x * 2; x.add_(1)`` still backprops)."""
     if len(needs) < 2:
         return ()
-    return tuple(i for i, other_needs in ((0, needs[1]), (1, needs[0])) if other_needs)
+    if needs[1]:
+        return (0, 1) if needs[0] else (0,)
+    return (1,) if needs[0] else ()
 
 
 def is_operand_tensor(x) -> bool:
