@@ -153,13 +153,23 @@ def dispatch(op: OpDef, dev, args: tuple, inputs: tuple):
         for t in inputs:
             if t._requires_grad or (t._base is not None and view_requires_grad(t)):
                 return _dispatch_grad(op, dev, args, inputs)
-    return run(op, dev, args)
+    k = dev._kernels.get(op.name)
+    if k is not None and not _vmap_open[0]:
+        try:  # (run's kernel path, inline)
+            return k(*args)
+        except MemoryError as e:
+            raise RuntimeError(f"{op.name}: can't allocate memory: {e}") from None
+    return _run(op, dev, k, args)
 
 
 def run(op: OpDef, dev, args: tuple):
     """Kernel, else decomposition, else fallback; no autograd recording. A result too large for
     memory raises PyTorch's RuntimeError (numpy's MemoryError is not one)."""
-    k = dev._kernels.get(op.name)
+    return _run(op, dev, dev._kernels.get(op.name), args)
+
+
+def _run(op, dev, k, args):
+    """:func:`run` with the device's kernel ``k`` for the op (or None) looked up."""
     try:
         if k is not None:
             if _vmap_open[0] and _vm.depth and _batched(args):
@@ -405,18 +415,32 @@ def _strip(args, inputs, saved):
     """Replace the inputs the formula does not need (those not in ``saved``, the ``(tensor,
     version)`` pairs kept) by their metadata (other tensor arguments, such as a condition or an
     index, are kept)."""
-    drop = set(map(id, inputs))
-    for t, _ in saved:
-        drop.discard(id(t))
-    if not drop:
+    if len(inputs) > 4:
+        drop = set(map(id, inputs))
+        for t, _ in saved:
+            drop.discard(id(t))
+        return tuple(_strip_one(a, drop) for a in args) if drop else args
+    drop = None  # a few inputs (almost every op): identity scans, no sets of ids
+    for t in inputs:
+        for k, _ in saved:
+            if t is k:
+                break
+        else:
+            if drop is None:
+                drop = [t]
+            else:
+                drop.append(t)
+    if drop is None:
         return args
     out = []
     for a in args:
         if isinstance(a, Tensor):
-            if id(a) in drop:
-                a = TensorMeta(a)
-        elif isinstance(a, (list, tuple)):
-            a = _strip_one(a, drop)
+            for d in drop:
+                if a is d:
+                    a = TensorMeta(a)
+                    break
+        elif isinstance(a, (list, tuple)) and a and isinstance(a[0], Tensor):
+            a = _strip_one(a, set(map(id, drop)))
         out.append(a)
     return tuple(out)
 
