@@ -178,8 +178,17 @@ def binary_meta(name: str, kind: int, no_bool: bool = False):
                 raise U.dtype_not_implemented(f"{name}_cpu", D.bool)
             return p
     else:
+        same = _SAME_DTYPE[kind]
+
         def meta(input, other):
-            return plan(name, input, other, kind)
+            if isinstance(input, Tensor) and isinstance(other, Tensor):  # (plan, inline: x + y and the like)
+                dt = input._dtype
+                dev = input._device
+                if dt is other._dtype and dev is other._device and input._shape == other._shape and same[dt.category]:
+                    t = (input, other)
+                    return dev, t, t
+            a, b, dev, _ = promote(name, input, other, kind)
+            return dev, (a, b), operands(a, b)
     meta.__name__ = meta.__qualname__ = name
     return meta
 

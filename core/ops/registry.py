@@ -32,6 +32,7 @@ _grad = _state.grad
 _vm = _state.vmap
 _vmap_open = _state.vmap_open
 _autocast = _state.autocast
+_hooks_open = _state.saved_hooks_open
 ALL = "all"
 _NO_EDGE = (None, 0)
 
@@ -149,10 +150,19 @@ def register_op(name: str, fn: Callable | None = None, *, meta=None, decompositi
 def dispatch(op: OpDef, dev, args: tuple, inputs: tuple):
     """Run ``op`` on canonical device ``dev`` with kernel arguments ``args``; ``inputs`` are
     the tensors autograd sees as the op's inputs, in the order the backward formula uses."""
-    if _grad.enabled and op.differentiable:
+    mode = _grad.enabled
+    if mode and op.differentiable:
         for t in inputs:
             if t._requires_grad or (t._base is not None and view_requires_grad(t)):
-                return _dispatch_grad(op, dev, args, inputs)
+                if op.backward is None or dev._kernels.__class__ is SparseKernels:
+                    return _through_parts(op, dev, args)
+                _grad.enabled = False  # the kernel runs with grad mode off; one node is recorded
+                try:
+                    out = run(op, dev, args)
+                finally:
+                    _grad.enabled = mode
+                record(op, args, inputs, out)
+                return out
     k = dev._kernels.get(op.name)
     if k is not None and not _vmap_open[0]:
         try:  # (run's kernel path, inline)
@@ -275,23 +285,14 @@ def _map_out(out, f):
     return out
 
 
-def _dispatch_grad(op, dev, args, inputs):
+def _through_parts(op, dev, args):
+    """An op recorded through what it is made of: a sparse tensor's composition over its values,
+    or the decomposition of an op without a backward formula."""
     if dev._kernels.__class__ is SparseKernels:
-        # sparse implementations are compositions over the values: differentiated through them
         return dev._kernels.get(op.name)(*args)
-    if op.backward is None:
-        # differentiated through its parts
-        if _autocast.active:
-            return _decompose_suspended(op, args)
-        return op.decomposition(*args)
-    prev = _grad.enabled
-    _grad.enabled = False
-    try:
-        out = run(op, dev, args)
-    finally:
-        _grad.enabled = prev
-    record(op, args, inputs, out)
-    return out
+    if _autocast.active:
+        return _decompose_suspended(op, args)
+    return op.decomposition(*args)
 
 
 def record(op, args, inputs, out) -> None:
@@ -370,7 +371,7 @@ def record(op, args, inputs, out) -> None:
             if b is not None:
                 out._fn_version = out._version[0]
     node.saved = tuple(saved)
-    if _grad.saved_hooks is not None:
+    if _hooks_open[0] and _grad.saved_hooks is not None:
         pack_saved(node)
 
 
