@@ -117,6 +117,8 @@ def broadcast_all(shapes, op: str = "") -> tuple:
 def dims_arg(dim, ndim: int, op: str) -> tuple:
     """Normalise ``dim`` (None, int, or a sequence) to a sorted tuple of non-negative dims;
     None means every dim. A 0-d tensor accepts dim 0 and -1 and has no dims to reduce: ()."""
+    if dim.__class__ is int and 0 <= dim < ndim:  # (the common case, without _wrap_dim)
+        return (dim,)
     if dim is None:
         return tuple(range(ndim))
     if isinstance(dim, (list, tuple)):
