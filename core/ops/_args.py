@@ -153,12 +153,13 @@ def size_arg(size, op: str) -> tuple:
         size = size[0]
     out = []
     for s in size:
-        if isinstance(s, Tensor):
-            s = int(s.item())
-        if isinstance(s, bool) or not hasattr(s, "__index__"):
-            raise TypeError(f"{op}(): argument 'size' must be a tuple of ints, but found element of type "
-                            f"{type(s).__name__}")
-        s = s.__index__()
+        if s.__class__ is not int:
+            if isinstance(s, Tensor):
+                s = int(s.item())
+            if isinstance(s, bool) or not hasattr(s, "__index__"):
+                raise TypeError(f"{op}(): argument 'size' must be a tuple of ints, but found element of type "
+                                f"{type(s).__name__}")
+            s = s.__index__()
         if not -2 ** 63 <= s < 2 ** 63:
             raise TypeError(f"{op}(): argument 'size' failed to unpack the object at pos {len(out) + 1} with error "
                             "\"Overflow when unpacking long long\"")
