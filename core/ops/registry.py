@@ -158,7 +158,7 @@ def dispatch(op: OpDef, dev, args: tuple, inputs: tuple):
                     return _through_parts(op, dev, args)
                 _grad.enabled = False  # the kernel runs with grad mode off; one node is recorded
                 try:
-                    out = run(op, dev, args)
+                    out = _run(op, dev, dev._kernels.get(op.name), args)
                 finally:
                     _grad.enabled = mode
                 record(op, args, inputs, out)
