@@ -17,6 +17,9 @@ from ._tensor import _alias
 
 _seq = itertools.count()
 _grad = _state.grad
+_anomaly = _state.anomaly
+_new = object.__new__
+_weakref = weakref.ref
 
 
 class RemovableHandle:
@@ -79,7 +82,7 @@ class Node:
         self._hooks = None
         self._tensor_hooks = None
         self._retain = None
-        self._trace = traceback.format_stack()[:-3] if _state.anomaly.enabled else None
+        self._trace = _stack(3) if _anomaly.enabled else None
 
     def name(self) -> str:
         return type(self).__name__
@@ -329,9 +332,30 @@ def accumulate_node(t) -> AccumulateGrad:
     ref = t._accum
     node = ref() if ref is not None else None
     if node is None:
-        node = AccumulateGrad(t)
-        t._accum = weakref.ref(node)
+        node = _new(AccumulateGrad)  # (AccumulateGrad(t), without the calls through the __init__s)
+        node._seq = next(_seq)
+        node._pre_hooks = node._hooks = node._tensor_hooks = node._retain = None
+        node._trace = _stack(1) if _anomaly.enabled else None
+        node.variable = t
+        node.next_functions = node.needs_input_grad = node.in_meta = ()
+        t._accum = _weakref(node)
     return node
+
+
+def op_node() -> OpNode:
+    """A new ``OpNode`` without hooks: what ``OpNode()`` makes, one call cheaper (``record``
+    makes one per recorded op)."""
+    node = _new(OpNode)
+    node._seq = next(_seq)
+    node._pre_hooks = node._hooks = node._tensor_hooks = node._retain = None
+    node._trace = _stack(3) if _anomaly.enabled else None  # (from record: up to dispatch)
+    return node
+
+
+def _stack(drop: int) -> list:
+    """The creation stack anomaly mode keeps on a node, without this call and the ``drop``
+    innermost frames (the node's construction)."""
+    return traceback.format_stack()[:-1 - drop]
 
 
 def edge_of(t):

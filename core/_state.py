@@ -15,6 +15,17 @@ class _GradState(threading.local):
 
 grad = _GradState()
 
+#: how many ``saved_tensors_hooks`` blocks are open in all threads: ``record`` reads this plain
+#: list first, and the thread's ``grad.saved_hooks`` only when some thread has hooks
+saved_hooks_open = [0]
+_hooks_lock = threading.Lock()
+
+
+def count_saved_hooks(step: int) -> None:
+    """Open (+1) or close (-1) a ``saved_tensors_hooks`` block in :data:`saved_hooks_open`."""
+    with _hooks_lock:
+        saved_hooks_open[0] += step
+
 
 class grad_disabled:
     """Grad mode off inside a ``with`` block (the internal one; the public, decorator-capable

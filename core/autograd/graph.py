@@ -25,10 +25,12 @@ class saved_tensors_hooks:
             raise RuntimeError(_grad.hooks_disabled)
         self._prev = _grad.saved_hooks
         _grad.saved_hooks = (self.pack_hook, self.unpack_hook)
+        _state.count_saved_hooks(1)
         return self
 
     def __exit__(self, *exc):
         _grad.saved_hooks = self._prev
+        _state.count_saved_hooks(-1)
         return False
 
 

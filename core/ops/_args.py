@@ -117,6 +117,8 @@ def broadcast_all(shapes, op: str = "") -> tuple:
 def dims_arg(dim, ndim: int, op: str) -> tuple:
     """Normalise ``dim`` (None, int, or a sequence) to a sorted tuple of non-negative dims;
     None means every dim. A 0-d tensor accepts dim 0 and -1 and has no dims to reduce: ()."""
+    if dim.__class__ is int and 0 <= dim < ndim:  # (the common case, without _wrap_dim)
+        return (dim,)
     if dim is None:
         return tuple(range(ndim))
     if isinstance(dim, (list, tuple)):
@@ -151,12 +153,13 @@ def size_arg(size, op: str) -> tuple:
         size = size[0]
     out = []
     for s in size:
-        if isinstance(s, Tensor):
-            s = int(s.item())
-        if isinstance(s, bool) or not hasattr(s, "__index__"):
-            raise TypeError(f"{op}(): argument 'size' must be a tuple of ints, but found element of type "
-                            f"{type(s).__name__}")
-        s = s.__index__()
+        if s.__class__ is not int:
+            if isinstance(s, Tensor):
+                s = int(s.item())
+            if isinstance(s, bool) or not hasattr(s, "__index__"):
+                raise TypeError(f"{op}(): argument 'size' must be a tuple of ints, but found element of type "
+                                f"{type(s).__name__}")
+            s = s.__index__()
         if not -2 ** 63 <= s < 2 ** 63:
             raise TypeError(f"{op}(): argument 'size' failed to unpack the object at pos {len(out) + 1} with error "
                             "\"Overflow when unpacking long long\"")

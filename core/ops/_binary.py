@@ -82,6 +82,25 @@ def promote(op: str, a, b, kind: int):
     return a, b, dev, ct
 
 
+#: per kind, whether two operands of one dtype compute in it (index: the dtype's category)
+_SAME_DTYPE = {ARITH: (True,) * 4, COMPARE: (True,) * 4, LOGICAL: (True,) * 4,
+               FLOATOP: tuple(c >= _FLOAT for c in range(4)), BITWISE: tuple(c < _FLOAT for c in range(4))}
+
+
+def plan(op: str, a, b, kind: int):
+    """:func:`promote` as a meta's plan, ``(device, (a, b), inputs)``. Two tensors of one dtype,
+    device and shape that ``kind`` takes as they are (most calls) skip promotion: nothing to
+    cast, convert or broadcast-check."""
+    if isinstance(a, Tensor) and isinstance(b, Tensor):
+        dt = a._dtype
+        dev = a._device
+        if dt is b._dtype and dev is b._device and a._shape == b._shape and _SAME_DTYPE[kind][dt.category]:
+            t = (a, b)
+            return dev, t, t
+    a, b, dev, _ = promote(op, a, b, kind)
+    return dev, (a, b), operands(a, b)
+
+
 def _reduced_scalar(v, ct, op: str):
     """A python float next to a float16/bfloat16 tensor, as PyTorch takes it: rounded to the
     tensor's dtype (``bf16(0.1) == 0.1`` holds, ``f16(0.1) - 0.1`` is 0), except by mul, div
@@ -107,7 +126,9 @@ def saves_other(args, needs) -> tuple:
     tensor operand nothing is (PyTorch saves no more, so ``y = x * 2; x.add_(1)`` still backprops)."""
     if len(needs) < 2:
         return ()
-    return tuple(i for i, other_needs in ((0, needs[1]), (1, needs[0])) if other_needs)
+    if needs[1]:
+        return (0, 1) if needs[0] else (0,)
+    return (1,) if needs[0] else ()
 
 
 def is_operand_tensor(x) -> bool:
@@ -145,18 +166,27 @@ def binary_meta(name: str, kind: int, no_bool: bool = False):
     ``no_bool`` refuses bool operands (as PyTorch)."""
     if name in REAL_ONLY:  # (complex numbers have no order)
         def meta(input, other):
-            a, b, dev, ct = promote(name, input, other, kind)
+            p = plan(name, input, other, kind)
+            ct = p[2][0]._dtype  # (the promoted tensors have the compute dtype)
             if ct.category == _COMPLEX or (no_bool and ct is D.bool):
                 raise U.dtype_not_implemented(f"{name}_cpu", ct)
-            return dev, (a, b), operands(a, b)
+            return p
     elif no_bool:
         def meta(input, other):
-            a, b, dev, ct = promote(name, input, other, kind)
-            if ct is D.bool:
-                raise U.dtype_not_implemented(f"{name}_cpu", ct)
-            return dev, (a, b), operands(a, b)
+            p = plan(name, input, other, kind)
+            if p[2][0]._dtype is D.bool:
+                raise U.dtype_not_implemented(f"{name}_cpu", D.bool)
+            return p
     else:
+        same = _SAME_DTYPE[kind]
+
         def meta(input, other):
+            if isinstance(input, Tensor) and isinstance(other, Tensor):  # (plan, inline: x + y and the like)
+                dt = input._dtype
+                dev = input._device
+                if dt is other._dtype and dev is other._device and input._shape == other._shape and same[dt.category]:
+                    t = (input, other)
+                    return dev, t, t
             a, b, dev, _ = promote(name, input, other, kind)
             return dev, (a, b), operands(a, b)
     meta.__name__ = meta.__qualname__ = name

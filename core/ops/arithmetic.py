@@ -19,7 +19,7 @@ from . import comparison as CMP
 from . import creation as CR
 from . import pointwise as PW
 from . import unary as UN
-from ._binary import ARITH, FLOATOP, binary, binary_grads, binary_meta, operands, promote, saves_other
+from ._binary import ARITH, FLOATOP, binary, binary_grads, binary_meta, operands, plan, promote, saves_other
 from .declare import composite, defop
 from .registry import dispatch, register_op
 
@@ -37,12 +37,9 @@ add_operands = binary_meta("add", ARITH)
 
 # -- add, sub ---------------------------------------------------------------------------------
 
-def _is_bool(x) -> bool:
-    return x._dtype is D.bool if isinstance(x, Tensor) else isinstance(x, bool)
-
-
 def _check_bool_sub(a, b):
-    ba, bb = _is_bool(a), _is_bool(b)
+    ba = a._dtype is D.bool if isinstance(a, Tensor) else isinstance(a, bool)
+    bb = b._dtype is D.bool if isinstance(b, Tensor) else isinstance(b, bool)
     if ba and bb:
         raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
                            "`logical_xor()` operator instead.")
@@ -92,8 +89,7 @@ def add(input, other, *, alpha=1):
     """``input + alpha * other``."""
     if alpha.__class__ is not int or alpha != 1:
         return None, _with_alpha(input, other, alpha, "add"), None
-    a, b, dev, _ = promote("add", input, other, ARITH)
-    return dev, (a, b), operands(a, b)
+    return plan("add", input, other, ARITH)
 
 
 @defop("sub", backward=lambda ctx, g: binary_grads(ctx, g, lambda g, a, b: g, lambda g, a, b: -g), saves=(),
@@ -103,8 +99,7 @@ def sub(input, other, *, alpha=1):
     _check_bool_sub(input, other)
     if alpha.__class__ is not int or alpha != 1:
         return None, _with_alpha(input, other, alpha, "sub"), None
-    a, b, dev, _ = promote("sub", input, other, ARITH)
-    return dev, (a, b), operands(a, b)
+    return plan("sub", input, other, ARITH)
 
 
 add_, sub_ = add.inplace, sub.inplace
@@ -113,8 +108,7 @@ add_, sub_ = add.inplace, sub.inplace
 def sub_operands(input, other):
     """The meta of ``input - other`` (no alpha)."""
     _check_bool_sub(input, other)
-    a, b, dev, _ = promote("sub", input, other, ARITH)
-    return dev, (a, b), operands(a, b)
+    return plan("sub", input, other, ARITH)
 
 subtract, subtract_ = sub, sub_
 
@@ -152,8 +146,7 @@ def _div_saves(args, needs):
 def div(input, other, *, rounding_mode=None):
     """``input / other``; ``rounding_mode`` None (true division), 'trunc' or 'floor'."""
     if rounding_mode is None:
-        a, b, dev, _ = promote("div", input, other, FLOATOP)
-        return dev, (a, b), operands(a, b)
+        return plan("div", input, other, FLOATOP)
     if rounding_mode in ("trunc", "floor"):
         a, b, dev, ct = promote("div", input, other, ARITH)
         if ct is D.bool:

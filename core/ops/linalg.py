@@ -56,11 +56,12 @@ def matmul(input, other):
     """Matrix product with numpy's rules: 1-D operands are promoted, batch dims broadcast."""
     a = U.tensor_arg(input, "matmul")
     b = U.tensor_arg(other, "matmul")
-    na, nb = a.dim(), b.dim()
+    na, nb = len(a._shape), len(b._shape)
     if na == 0 or nb == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are {na}D and {nb}D")
-    dev = U.common_device("matmul", a, b)
-    _check_mm_dtypes(a, b, "matmul")
+    dev = a._device if a._device is b._device else U.common_device("matmul", a, b)
+    if a._dtype is not b._dtype or a._dtype is D.bool:
+        _check_mm_dtypes(a, b, "matmul")
     ka = a._shape[-1]
     kb = b._shape[-2] if nb > 1 else b._shape[0]
     if ka != kb:
@@ -75,7 +76,8 @@ def matmul(input, other):
                            f"[{kb}] (shapes {list(a._shape)} and {list(b._shape)})")
     if na > 2 or nb > 2:
         U.broadcast_shapes(a._shape[:-2] if na > 1 else (), b._shape[:-2] if nb > 1 else (), "matmul")
-    return dev, (a, b), (a, b)
+    t = (a, b)
+    return dev, t, t
 
 
 @composite("mm")

@@ -26,13 +26,15 @@ import numpy as np
 from .. import _devices, _state
 from .._layout import SparseKernels, SparseParts
 from .._tensor import Tensor, _alias
-from .._graph import OpNode, TensorMeta, edge_of, pack_saved, view_requires_grad
+from .._graph import TensorMeta, accumulate_node, grad_fn_of, op_node, pack_saved, view_requires_grad
 
 _grad = _state.grad
 _vm = _state.vmap
 _vmap_open = _state.vmap_open
 _autocast = _state.autocast
+_hooks_open = _state.saved_hooks_open
 ALL = "all"
+_NO_EDGE = (None, 0)
 
 OPS: dict = {}
 
@@ -148,17 +150,36 @@ def register_op(name: str, fn: Callable | None = None, *, meta=None, decompositi
 def dispatch(op: OpDef, dev, args: tuple, inputs: tuple):
     """Run ``op`` on canonical device ``dev`` with kernel arguments ``args``; ``inputs`` are
     the tensors autograd sees as the op's inputs, in the order the backward formula uses."""
-    if _grad.enabled and op.differentiable:
+    mode = _grad.enabled
+    if mode and op.differentiable:
         for t in inputs:
             if t._requires_grad or (t._base is not None and view_requires_grad(t)):
-                return _dispatch_grad(op, dev, args, inputs)
-    return run(op, dev, args)
+                if op.backward is None or dev._kernels.__class__ is SparseKernels:
+                    return _through_parts(op, dev, args)
+                _grad.enabled = False  # the kernel runs with grad mode off; one node is recorded
+                try:
+                    out = _run(op, dev, dev._kernels.get(op.name), args)
+                finally:
+                    _grad.enabled = mode
+                record(op, args, inputs, out)
+                return out
+    k = dev._kernels.get(op.name)
+    if k is not None and not _vmap_open[0]:
+        try:  # (run's kernel path, inline)
+            return k(*args)
+        except MemoryError as e:
+            raise RuntimeError(f"{op.name}: can't allocate memory: {e}") from None
+    return _run(op, dev, k, args)
 
 
 def run(op: OpDef, dev, args: tuple):
     """Kernel, else decomposition, else fallback; no autograd recording. A result too large for
     memory raises PyTorch's RuntimeError (numpy's MemoryError is not one)."""
-    k = dev._kernels.get(op.name)
+    return _run(op, dev, dev._kernels.get(op.name), args)
+
+
+def _run(op, dev, k, args):
+    """:func:`run` with the device's kernel ``k`` for the op (or None) looked up."""
     try:
         if k is not None:
             if _vmap_open[0] and _vm.depth and _batched(args):
@@ -264,50 +285,54 @@ def _map_out(out, f):
     return out
 
 
-def _dispatch_grad(op, dev, args, inputs):
+def _through_parts(op, dev, args):
+    """An op recorded through what it is made of: a sparse tensor's composition over its values,
+    or the decomposition of an op without a backward formula."""
     if dev._kernels.__class__ is SparseKernels:
-        # sparse implementations are compositions over the values: differentiated through them
         return dev._kernels.get(op.name)(*args)
-    if op.backward is None:
-        # differentiated through its parts
-        if _autocast.active:
-            return _decompose_suspended(op, args)
-        return op.decomposition(*args)
-    prev = _grad.enabled
-    _grad.enabled = False
-    try:
-        out = run(op, dev, args)
-    finally:
-        _grad.enabled = prev
-    record(op, args, inputs, out)
-    return out
+    if _autocast.active:
+        return _decompose_suspended(op, args)
+    return op.decomposition(*args)
 
 
 def record(op, args, inputs, out) -> None:
     """Attach one graph node for ``op`` to ``out`` (a tensor or a tuple of tensors)."""
-    node = OpNode()
+    node = op_node()
     node.op = op
     nf = []
     needs = []
     metas = []
     for t in inputs:
-        e = edge_of(t) if (t._requires_grad or (t._base is not None and view_requires_grad(t))) else (None, 0)
-        nf.append(e)
-        needs.append(e[0] is not None)
+        if t._requires_grad or (t._base is not None and view_requires_grad(t)):
+            # (edge_of, inline: this loop runs for every input of every recorded op)
+            fn = t._grad_fn if t._base is None else grad_fn_of(t)
+            if fn is None:
+                ref = t._accum
+                fn = ref() if ref is not None else None
+                nf.append((accumulate_node(t) if fn is None else fn, 0))
+            else:
+                nf.append((fn, t._output_nr))
+            needs.append(True)
+        else:
+            nf.append(_NO_EDGE)
+            needs.append(False)
         metas.append((t._shape, t._dtype))
     node.next_functions = tuple(nf)
-    node.needs_input_grad = tuple(needs)
+    node.needs_input_grad = needs = tuple(needs)
     node.in_meta = tuple(metas)
     saves = op.saves
-    if callable(saves):
-        saves = saves(args, node.needs_input_grad)
+    if saves.__class__ is not tuple and callable(saves):
+        saves = saves(args, needs)
+    saved = []
     if saves == ALL:
         node.args = args
-        node.saved = tuple((t, t._version[0]) for t in inputs)
+        for t in inputs:
+            saved.append((t, t._version[0]))
     else:
-        keep = [inputs[i] for i in saves]
-        node.args = _strip(args, inputs, keep)
-        node.saved = tuple((t, t._version[0]) for t in keep)
+        for i in saves:
+            t = inputs[i]
+            saved.append((t, t._version[0]))
+        node.args = _strip(args, inputs, saved)
     node._freed = False
     if isinstance(out, tuple):
         node.n_out = len(out)
@@ -318,7 +343,7 @@ def record(op, args, inputs, out) -> None:
             # only the outputs the formula reads are saved (and version-checked): an in-place op on
             # another output (batch_norm's result, sort's values) must not break backward
             node._out = tuple(_saved_alias(o) if so is True or i in so else None for i, o in enumerate(out))
-            node.saved = node.saved + tuple((a, o._version[0]) for a, o in zip(node._out, out) if isinstance(a, Tensor))
+            saved.extend((a, o._version[0]) for a, o in zip(node._out, out) if isinstance(a, Tensor))
         else:
             node._out = None
         for i, o in enumerate(out):
@@ -334,16 +359,19 @@ def record(op, args, inputs, out) -> None:
         node.out_meta = None
         if op.save_output:
             node._out = _saved_alias(out)
-            node.saved = node.saved + ((node._out, out._version[0]),)
+            saved.append((node._out, out._version[0]))
         else:
             node._out = None
         if out._dtype.category >= 2:
-            _own_history(out)
+            b = out._base
+            if b is not None and not b._requires_grad:  # (_own_history, inline)
+                out._base = b = None
             out._requires_grad = True
             out._grad_fn = node
-            if out._base is not None:
+            if b is not None:
                 out._fn_version = out._version[0]
-    if _grad.saved_hooks is not None:
+    node.saved = tuple(saved)
+    if _hooks_open[0] and _grad.saved_hooks is not None:
         pack_saved(node)
 
 
@@ -384,11 +412,38 @@ def _saved_alias(o):
     return a
 
 
-def _strip(args, inputs, keep):
-    """Replace the inputs the formula does not need by their metadata (other tensor arguments,
-    such as a condition or an index, are kept)."""
-    drop = {id(t) for t in inputs} - {id(t) for t in keep}
-    return tuple(_strip_one(a, drop) for a in args)
+def _strip(args, inputs, saved):
+    """Replace the inputs the formula does not need (those not in ``saved``, the ``(tensor,
+    version)`` pairs kept) by their metadata (other tensor arguments, such as a condition or an
+    index, are kept)."""
+    if len(inputs) > 4:
+        drop = set(map(id, inputs))
+        for t, _ in saved:
+            drop.discard(id(t))
+        return tuple(_strip_one(a, drop) for a in args) if drop else args
+    drop = None  # a few inputs (almost every op): identity scans, no sets of ids
+    for t in inputs:
+        for k, _ in saved:
+            if t is k:
+                break
+        else:
+            if drop is None:
+                drop = [t]
+            else:
+                drop.append(t)
+    if drop is None:
+        return args
+    out = []
+    for a in args:
+        if isinstance(a, Tensor):
+            for d in drop:
+                if a is d:
+                    a = TensorMeta(a)
+                    break
+        elif isinstance(a, (list, tuple)) and a and isinstance(a[0], Tensor):
+            a = _strip_one(a, set(map(id, drop)))
+        out.append(a)
+    return tuple(out)
 
 
 def _strip_one(a, drop):

@@ -64,7 +64,8 @@ def unary_meta(name: str, kind: int, refuse=frozenset()):
                 x = CP.cast(x, D.get_default_dtype())
             elif kind == ROUNDING:
                 return None, CP.clone(x), None
-        return x._device, (x,), (x,)
+        t = (x,)
+        return x._device, t, t
     meta.__name__ = meta.__qualname__ = name
     return meta
 
@@ -267,12 +268,15 @@ square = unary("square", SAME, lambda ctx, g: (g * 2 * _x(ctx),), decomposition=
 
 
 def _relu_meta(input):
-    x = U.tensor_arg(input, "relu")
-    if x._dtype is D.bool:
-        raise RuntimeError(f"relu: Boolean inputs not supported for relu ({U.desc(x)})")
-    if x._dtype.category == _COMPLEX:
-        raise NotImplementedError(f"relu: clamp is not supported for complex types ({U.desc(x)})")
-    return x._device, (x,), (x,)
+    x = input if isinstance(input, Tensor) else U.tensor_arg(input, "relu")
+    dt = x._dtype
+    if dt.category != _FLOAT:
+        if dt is D.bool:
+            raise RuntimeError(f"relu: Boolean inputs not supported for relu ({U.desc(x)})")
+        if dt.category == _COMPLEX:
+            raise NotImplementedError(f"relu: clamp is not supported for complex types ({U.desc(x)})")
+    t = (x,)
+    return x._device, t, t
 
 
 def _relu_decomp(x):

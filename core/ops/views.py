@@ -32,6 +32,8 @@ _grad = _state.grad
 
 def infer_size(shape, numel: int, op: str = "view") -> tuple:
     """``shape`` with its one -1 replaced to hold ``numel`` elements (refused otherwise)."""
+    if shape.__class__ is tuple and (not shape or min(shape) >= 0) and math.prod(shape) == numel:
+        return shape  # (nothing to infer, nothing to refuse)
     shape = list(shape)
     neg = None
     known = 1
@@ -57,8 +59,22 @@ def _fmt(shape):
     return "[" + ", ".join(str(s) for s in shape) + "]"
 
 
+_VIEW_STRIDES: dict = {}  # (shape, stride, newshape) -> view_strides' answer (a model reshapes a few ways)
+_MISS = object()
+
+
 def view_strides(shape, stride, newshape):
     """Strides that let ``newshape`` view a tensor of ``shape``/``stride``, or None."""
+    key = (shape, stride, newshape)
+    st = _VIEW_STRIDES.get(key, _MISS)
+    if st is _MISS:
+        if len(_VIEW_STRIDES) >= 4096:
+            _VIEW_STRIDES.clear()
+        st = _VIEW_STRIDES[key] = _view_strides(shape, stride, newshape)
+    return st
+
+
+def _view_strides(shape, stride, newshape):
     if math.prod(shape) == 0 or not shape:
         return contiguous_strides(newshape)
     newstride = [0] * len(newshape)
@@ -97,7 +113,7 @@ def view(self: Tensor, *shape):
     if not shape:
         raise TypeError("view() received an invalid combination of arguments - got (), but expected one of: "
                         "(torch.dtype dtype), (tuple of ints size)")
-    shape = infer_size(U.size_arg(shape, "view"), self.numel(), "view")
+    shape = infer_size(U.size_arg(shape, "view"), math.prod(self._shape), "view")
     if shape == self._shape:
         st = self._stride
     else:

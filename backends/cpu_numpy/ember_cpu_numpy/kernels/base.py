@@ -7,7 +7,9 @@ class ArrayNamespace:
     """The small namespace a kernel library computes with (Chainer's ``xp`` idea).
 
     * ``xp``: numpy, or a module mirroring it (cupy);
-    * ``nd(t)``: the ``xp`` array viewing tensor ``t`` (no copy);
+    * ``nd(t)``: the ``xp`` array viewing tensor ``t`` (no copy); it must return ``t._native``
+      when that is set and the storage's ``backend_state`` is None (the hottest kernels read
+      that cache themselves, and call ``nd`` otherwise);
     * ``wrap(a, device)``: a new tensor owning array ``a`` (a kernel's result);
     * ``special``: a ``scipy.special``-like module (``erf``, ``erfc``, ``erfinv``), or None;
     * ``strided(a, shape, strides)``: a strided view of ``a`` (default

@@ -50,7 +50,9 @@ class Elementwise(KernelGroup):
         xp, nd, wrap = self.xp, self.nd, self.wrap
 
         def k(x, out=None):
-            a = nd(x)
+            a = x._native
+            if a is None or x._storage.backend_state is not None:  # (nd, inline: see ArrayNamespace)
+                a = nd(x)
             if x._dtype is BF16:
                 r = f(to32(a))
                 if r.dtype.kind == "f":  # logical_not & co give bool: keep it
@@ -73,8 +75,17 @@ class Elementwise(KernelGroup):
 
         def k(a, b, out=None):
             if a.__class__ is Tensor:
-                x, dev, dt = nd(a), a._device, a._dtype
-                y = nd(b) if b.__class__ is Tensor or isinstance(b, Tensor) else b  # Parameter is a subclass
+                # (nd, inline where the cached view is valid: see ArrayNamespace)
+                x = a._native
+                if x is None or a._storage.backend_state is not None:
+                    x = nd(a)
+                dev, dt = a._device, a._dtype
+                if b.__class__ is Tensor:
+                    y = b._native
+                    if y is None or b._storage.backend_state is not None:
+                        y = nd(b)
+                else:
+                    y = nd(b) if isinstance(b, Tensor) else b  # Parameter is a subclass
             else:
                 x = nd(a) if isinstance(a, Tensor) else a
                 y = nd(b) if isinstance(b, Tensor) else b

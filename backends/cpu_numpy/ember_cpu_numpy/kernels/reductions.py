@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from .base import KernelGroup
 from .rules import BF16_NP, axes, keep_dtype, sum_dtype
 
@@ -22,7 +24,7 @@ class Reductions(KernelGroup):
         def k(x, dims, keepdim):
             a = nd(x)
             acc = keep_dtype(a)
-            r = f(a, axis=axes(a, dims), keepdims=keepdim, dtype=acc)
+            r = f(a, axis=None if len(dims) == a.ndim else dims, keepdims=keepdim, dtype=acc)  # (axes, inline)
             return wrap(xp.asarray(r).astype(a.dtype, copy=False) if acc is not None else r, x._device)
         return k
 
@@ -107,9 +109,13 @@ class Reductions(KernelGroup):
 
     def table(self) -> dict:
         xp = self.xp
+        if xp is np:  # numpy's sum/prod/amax/amin are Python wrappers calling these (a third of a tiny sum's time)
+            fsum, fprod, fmax, fmin = np.add.reduce, np.multiply.reduce, np.maximum.reduce, np.minimum.reduce
+        else:
+            fsum, fprod, fmax, fmin = xp.sum, xp.prod, xp.amax, xp.amin
         return {
-            "sum": self.accumulate(xp.sum), "prod": self.accumulate(xp.prod), "amax": self.extreme(xp.amax),
-            "amin": self.extreme(xp.amin), "argmax": self.arg_extreme(xp.argmax),
+            "sum": self.accumulate(fsum), "prod": self.accumulate(fprod), "amax": self.extreme(fmax),
+            "amin": self.extreme(fmin), "argmax": self.arg_extreme(xp.argmax),
             "argmin": self.arg_extreme(xp.argmin), "cumsum": self.scan(xp.cumsum),
             # fast paths for composites
             "cumprod": self.scan(xp.cumprod), "max_dim": self.extreme_dim(xp.argmax),
