@@ -15,6 +15,7 @@ import textwrap
 import pytest
 
 import ember
+from opencl_probe import opencl_available as _opencl_available
 
 TESTS = pathlib.Path(__file__).resolve().parent
 
@@ -139,17 +140,6 @@ def test_an_accelerator_that_sees_a_device_is_chosen_over_one_that_does_not():
         assert A.current_accelerator() == ember.device("fakeacc")  # deadacc sorts first but has no device
         assert A.is_available() and A.device_count() == 2
     """, plugins=("FakeDownPlugin", "FakeAccelPlugin"))
-
-
-def _opencl_available() -> bool:
-    try:
-        import pyopencl  # noqa: F401
-    except ImportError:
-        return False
-    try:
-        return ember._plugins.backend_for("opencl").device_count() > 0
-    except RuntimeError:
-        return False
 
 
 @pytest.mark.skipif(not _opencl_available(), reason="needs the opencl backend with pyopencl and an OpenCL device")

@@ -9,6 +9,7 @@ import ember
 from ember import nn
 from ember.autograd.graph import disable_saved_tensors_hooks, save_on_cpu, saved_tensors_hooks
 from ember.utils.checkpoint import CheckpointError, checkpoint, checkpoint_sequential
+from opencl_probe import opencl_available as _opencl_available
 
 
 def _model():
@@ -206,17 +207,6 @@ def test_no_warning_when_use_reentrant_given():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         checkpoint(lambda t: t * 2, x, use_reentrant=False).sum().backward()
-
-
-def _opencl_available() -> bool:
-    try:
-        import pyopencl  # noqa: F401
-    except ImportError:
-        return False
-    try:
-        return ember._plugins.backend_for("opencl").device_count() > 0
-    except RuntimeError:
-        return False
 
 
 @pytest.mark.skipif(not _opencl_available(), reason="needs the opencl backend with pyopencl and an OpenCL device")

@@ -10,6 +10,7 @@ import pytest
 
 import ember
 from ember import distributions as D
+from opencl_probe import opencl_available as _opencl_available
 
 T = ember.tensor
 N = 20000
@@ -247,17 +248,6 @@ def test_sample_has_no_gradient_and_rsample_flags():
 
 
 # ---- the opencl device ---------------------------------------------------------------------------
-
-def _opencl_available() -> bool:
-    try:
-        import pyopencl  # noqa: F401
-    except ImportError:
-        return False
-    try:
-        return ember._plugins.backend_for("opencl").device_count() > 0
-    except RuntimeError:
-        return False
-
 
 needs_opencl = pytest.mark.skipif(not _opencl_available(),
                                   reason="needs the opencl backend with pyopencl and an OpenCL device")

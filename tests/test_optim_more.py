@@ -7,6 +7,7 @@ import pytest
 import ember
 from ember import nn
 from ember.optim.swa_utils import SWALR, AveragedModel, get_ema_multi_avg_fn, get_swa_avg_fn, update_bn
+from opencl_probe import opencl_available as _opencl_available
 
 
 def _set(m, value):
@@ -124,17 +125,6 @@ def test_sparse_adam_refuses_dense_gradients_and_bad_args():
         ember.optim.SparseAdam([w], betas=(0.9, 1.0))
     with pytest.raises(ValueError, match="SparseAdam requires dense parameter tensors"):
         ember.optim.SparseAdam([ember.zeros(2, 2).to_sparse().requires_grad_()])
-
-
-def _opencl_available() -> bool:
-    try:
-        import pyopencl  # noqa: F401
-    except ImportError:
-        return False
-    try:
-        return ember._plugins.backend_for("opencl").device_count() > 0
-    except RuntimeError:
-        return False
 
 
 @pytest.mark.skipif(not _opencl_available(), reason="needs the opencl backend with pyopencl and an OpenCL device")

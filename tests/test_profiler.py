@@ -12,6 +12,7 @@ import ember
 from ember.autograd import profiler as legacy
 from ember.profiler import (ProfilerAction, ProfilerActivity, profile, record_function, schedule,
                             tensorboard_trace_handler)
+from opencl_probe import opencl_available as _opencl_available
 
 
 def _names(prof):
@@ -244,17 +245,6 @@ def test_device_activity_without_an_accelerator_adds_no_device_time():
             ember.ones(3) + 1
     assert all(e.device_time_total == 0 for e in prof.events())
     assert "Device" not in prof.key_averages().table()
-
-
-def _opencl_available() -> bool:
-    try:
-        import pyopencl  # noqa: F401
-    except ImportError:
-        return False
-    try:
-        return ember._plugins.backend_for("opencl").device_count() > 0
-    except RuntimeError:
-        return False
 
 
 @pytest.mark.skipif(not _opencl_available(), reason="needs the opencl backend with pyopencl and an OpenCL device")

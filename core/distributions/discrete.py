@@ -160,6 +160,22 @@ class Geometric(_Binary, Distribution):
     def entropy(self):
         return _F.binary_cross_entropy_with_logits(self.logits, self.probs, reduction="none") / self.probs
 
+def _set_count_and_param(d, total_count, probs, logits) -> None:
+    """The count families' parameters (Binomial, NegativeBinomial): ``total_count`` broadcast
+    with whichever of ``probs``/``logits`` is given, in its dtype; ``_param`` is that one."""
+    _one_of(probs, logits)
+    name, value = ("probs", probs) if probs is not None else ("logits", logits)
+    count, param = broadcast_all(total_count, value)
+    d.total_count = count.type_as(param)
+    setattr(d, name, param)
+    d._param = param
+
+
+def _expand_count_and_param(d, cls, batch_shape, _instance):
+    new = d._expand_params(cls, batch_shape, _instance, ("total_count", "probs", "logits"))
+    new._param = new.__dict__["probs" if "probs" in d.__dict__ else "logits"]
+    return new
+
 
 class Binomial(_Binary, Distribution):
     """The number of successes in ``total_count`` trials of success probability ``probs``."""
@@ -169,21 +185,11 @@ class Binomial(_Binary, Distribution):
     has_enumerate_support = True
 
     def __init__(self, total_count=1, probs=None, logits=None, validate_args=None):
-        _one_of(probs, logits)
-        if probs is not None:
-            self.total_count, self.probs = broadcast_all(total_count, probs)
-            self.total_count = self.total_count.type_as(self.probs)
-            self._param = self.probs
-        else:
-            self.total_count, self.logits = broadcast_all(total_count, logits)
-            self.total_count = self.total_count.type_as(self.logits)
-            self._param = self.logits
+        _set_count_and_param(self, total_count, probs, logits)
         super().__init__(self._param.size(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._expand_params(Binomial, batch_shape, _instance, ("total_count", "probs", "logits"))
-        new._param = new.__dict__["probs" if "probs" in self.__dict__ else "logits"]
-        return new
+        return _expand_count_and_param(self, Binomial, batch_shape, _instance)
 
     @constraints.dependent_property(is_discrete=True, event_dim=0)
     def support(self):
@@ -533,21 +539,11 @@ class NegativeBinomial(Distribution):
     support = constraints.nonnegative_integer
 
     def __init__(self, total_count, probs=None, logits=None, validate_args=None):
-        _one_of(probs, logits)
-        if probs is not None:
-            self.total_count, self.probs = broadcast_all(total_count, probs)
-            self.total_count = self.total_count.type_as(self.probs)
-            self._param = self.probs
-        else:
-            self.total_count, self.logits = broadcast_all(total_count, logits)
-            self.total_count = self.total_count.type_as(self.logits)
-            self._param = self.logits
+        _set_count_and_param(self, total_count, probs, logits)
         super().__init__(self._param.size(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._expand_params(NegativeBinomial, batch_shape, _instance, ("total_count", "probs", "logits"))
-        new._param = new.__dict__["probs" if "probs" in self.__dict__ else "logits"]
-        return new
+        return _expand_count_and_param(self, NegativeBinomial, batch_shape, _instance)
 
     @lazy_property
     def logits(self):
