@@ -197,7 +197,7 @@ def _alt(a):
 def _ldl_rebuild(LD, piv):
     """``A`` from ldl_factor's compact form, applying LAPACK's interchanges (an ember computation
     on the host: the identity ``A = P L D L^T P^T`` checks LD and the pivots together)."""
-    ld, p = LD.cpu().numpy().astype(np.float64), piv.cpu().numpy()
+    ld, p = LD.numpy(force=True).astype(np.float64), piv.numpy(force=True)
     out = np.empty(ld.shape)
     for idx in np.ndindex(ld.shape[:-2]):
         m, q = ld[idx], p[idx]
