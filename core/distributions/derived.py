@@ -407,7 +407,23 @@ class LogitRelaxedBernoulli(Distribution):
         return t.log() + diff - 2 * _F.softplus(diff)
 
 
-class RelaxedBernoulli(TransformedDistribution):
+class _RelaxedParams:
+    """The relaxed families' parameters, read from their base (logit- or log-space) distribution."""
+
+    @property
+    def temperature(self):
+        return self.base_dist.temperature
+
+    @property
+    def logits(self):
+        return self.base_dist.logits
+
+    @property
+    def probs(self):
+        return self.base_dist.probs
+
+
+class RelaxedBernoulli(_RelaxedParams, TransformedDistribution):
     """The concrete (Gumbel-softmax) relaxation of a Bernoulli: sigmoid of a
     LogitRelaxedBernoulli draw; values in (0, 1), reparameterised."""
 
@@ -421,18 +437,6 @@ class RelaxedBernoulli(TransformedDistribution):
 
     def expand(self, batch_shape, _instance=None):
         return _expand_transformed(self, RelaxedBernoulli, batch_shape, _instance)
-
-    @property
-    def temperature(self):
-        return self.base_dist.temperature
-
-    @property
-    def logits(self):
-        return self.base_dist.logits
-
-    @property
-    def probs(self):
-        return self.base_dist.probs
 
 
 class ExpRelaxedCategorical(Distribution):
@@ -487,7 +491,7 @@ class ExpRelaxedCategorical(Distribution):
         return score + log_scale
 
 
-class RelaxedOneHotCategorical(TransformedDistribution):
+class RelaxedOneHotCategorical(_RelaxedParams, TransformedDistribution):
     """The concrete (Gumbel-softmax) relaxation of a one-hot categorical: values on the
     simplex, reparameterised."""
 
@@ -501,15 +505,3 @@ class RelaxedOneHotCategorical(TransformedDistribution):
 
     def expand(self, batch_shape, _instance=None):
         return _expand_transformed(self, RelaxedOneHotCategorical, batch_shape, _instance)
-
-    @property
-    def temperature(self):
-        return self.base_dist.temperature
-
-    @property
-    def logits(self):
-        return self.base_dist.logits
-
-    @property
-    def probs(self):
-        return self.base_dist.probs
