@@ -14,9 +14,9 @@ from . import constraints
 from ._transform_base import AbsTransform, AffineTransform, ExpTransform, PowerTransform, SigmoidTransform
 from ._transform_base import StickBreakingTransform
 from .continuous import Cauchy, Exponential, Normal, Uniform
-from .discrete import Categorical
+from .discrete import Categorical, _Binary
 from .distribution import Distribution
-from .utils import broadcast_all, clamp_probs, euler_constant, lazy_property, logits_to_probs, probs_to_logits
+from .utils import broadcast_all, clamp_probs, euler_constant
 from .wrappers import Independent, TransformedDistribution
 
 __all__ = ["ExpRelaxedCategorical", "Gumbel", "HalfCauchy", "HalfNormal", "Kumaraswamy", "LogNormal",
@@ -352,7 +352,7 @@ class LogisticNormal(TransformedDistribution):
         return self.base_dist.base_dist.scale
 
 
-class LogitRelaxedBernoulli(Distribution):
+class LogitRelaxedBernoulli(_Binary, Distribution):
     """The logit of a relaxed Bernoulli draw at ``temperature``: (logits + logistic noise) / T."""
 
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
@@ -377,14 +377,6 @@ class LogitRelaxedBernoulli(Distribution):
                                   keep=("temperature",))
         new._param = new.__dict__["probs" if "probs" in self.__dict__ else "logits"]
         return new
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
 
     @property
     def param_shape(self):

@@ -531,7 +531,7 @@ class Poisson(ExponentialFamily):
         return x.exp()
 
 
-class NegativeBinomial(Distribution):
+class NegativeBinomial(_Binary, Distribution):
     """The number of successes (probability ``probs`` each) before ``total_count`` failures."""
 
     arg_constraints = {"total_count": constraints.greater_than_eq(0), "probs": constraints.half_open_interval(0.0, 1.0),
@@ -544,14 +544,6 @@ class NegativeBinomial(Distribution):
 
     def expand(self, batch_shape, _instance=None):
         return _expand_count_and_param(self, NegativeBinomial, batch_shape, _instance)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
 
     @property
     def param_shape(self):
