@@ -18,7 +18,9 @@ Timing is built for a shared machine whose other users come and go:
   its ratio is reported too: it does not grow when the scheduler takes the CPU away;
 * with ``--isolate`` each implementation runs in a worker process of its own
   (:mod:`benchmarks.worker`), so one library's spinning thread pools never share a process with
-  another's; the parent still interleaves the rounds, asking each worker for one sample at a time;
+  another's; the parent still interleaves the rounds, asking each worker for one sample at a time,
+  and a worker answers only once its thread pools have stopped spinning (``worker.settle``), so
+  one library's idle-spinning pool never takes the cores from the next library's sample;
 * ``--threads N`` sets OMP/OpenBLAS/MKL threads and ``torch.set_num_threads`` before anything is
   imported (``--threads 1`` keeps spinning BLAS threads from fighting other jobs for 2 cores).
 """

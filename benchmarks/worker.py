@@ -11,13 +11,19 @@ The parent (:mod:`benchmarks.run`) starts one worker per implementation (``ember
 * ``{"cmd": "info"}``: the library's version and thread count; ``{"cmd": "quit"}``.
 
 Only the worker of ``torch`` imports PyTorch, so PyTorch's intra-op pool never runs beside ember's
-or numpy's BLAS threads in one process. Anything a workload prints goes to stderr.
+or numpy's BLAS threads in one process. Separate processes are not enough on their own: a thread
+pool keeps spinning after its work (OpenBLAS's for about 100 ms after a GEMM, PyTorch's OpenMP
+threads for a few ms), and a pool spinning in one worker takes a core from the next worker's sample
+(PyTorch's two-thread MLP step timed 6.5 ms beside ember's worker, 1.4 ms alone). So a worker
+answers a sample only once its other threads have gone idle (:func:`settle`). Anything a workload
+prints goes to stderr.
 """
 from __future__ import annotations
 
 import json
 import os
 import sys
+import threading
 import time
 import traceback
 
@@ -27,6 +33,36 @@ __all__ = ["main"]
 def _reply(out, obj) -> None:
     out.write(json.dumps(obj) + "\n")
     out.flush()
+
+
+def _pools_running(me: str) -> bool:
+    """Whether a thread of this process other than ``me`` is running (state R): a library's pool
+    still spinning. (Its CPU time in ``schedstat`` is not a usable signal: for a thread running on
+    another core it is only brought up to date at scheduler ticks.)"""
+    for tid in os.listdir("/proc/self/task"):
+        if tid != me:
+            try:
+                with open(f"/proc/self/task/{tid}/stat") as f:
+                    if f.read().rpartition(")")[2].split()[0] == "R":
+                        return True
+            except (OSError, IndexError):
+                pass  # a thread that ended meanwhile
+    return False
+
+
+def settle(limit: float = 0.5) -> float:
+    """Wait until no thread pool of this process is running (checked twice, 1 ms apart), at most
+    ``limit`` seconds; returns the seconds waited. Without ``/proc`` (not Linux) it returns at
+    once."""
+    if not os.path.isdir("/proc/self/task"):
+        return 0.0
+    me = str(threading.get_native_id())
+    t0 = time.perf_counter()
+    idle = 0
+    while idle < 2 and time.perf_counter() - t0 < limit:
+        idle = 0 if _pools_running(me) else idle + 1
+        time.sleep(0.001)
+    return time.perf_counter() - t0
 
 
 def main(argv=None) -> int:
@@ -61,6 +97,7 @@ def main(argv=None) -> int:
             for _ in range(n):
                 fn()
             t1, c1 = time.perf_counter(), time.process_time()
+            settle()
             _reply(out, {"wall": (t1 - t0) / n, "cpu": (c1 - c0) / n})
             continue
         # setup
@@ -74,6 +111,7 @@ def main(argv=None) -> int:
                 _reply(out, {"absent": True})
                 continue
             first = run.warm_up(fn, msg["warmup"])
+            settle()
             _reply(out, {"first": first, "calls": max(1, int(msg["sample"] / max(first, 1e-7))),
                          "note": impls.get("note", "") if impl == "ember" else ""})
         except Exception as e:
