@@ -97,22 +97,6 @@ def test_compiled_loss_function_and_parameter_views():
     assert len(cstep.programs()) == 1 and not cstep.breaks
 
 
-def test_backward_inside_the_compiled_call_runs_eagerly():
-    lin = nn.Linear(3, 1)
-
-    def step(x):
-        loss = lin(x).sum()
-        loss.backward()
-        return loss
-    cstep = ember.compile(step)
-    x = ember.randn(4, 3)
-    for _ in range(2):
-        lin.zero_grad()
-        cstep(x)
-        assert ember.allclose(lin.weight.grad, x.sum(0, keepdim=True))
-    assert not cstep.programs() and "backward pass" in cstep.breaks[0].reason
-
-
 def test_double_backward_and_second_backward_raise():
     lin = nn.Linear(3, 2)
     cm = ember.compile(lin)

@@ -5,7 +5,7 @@ import heapq
 import threading
 import warnings
 
-from .. import _state, ops
+from .. import _hoststep, _state, ops
 from .._tensor import Tensor
 from .._graph import AccumulateGrad, edge_of
 from ..ops.reduction import sum_to_shape
@@ -28,6 +28,9 @@ def queue_callback(callback) -> None:
     its gradient all-reduces this way."""
     if not _callbacks.stack:
         raise RuntimeError("Final callbacks can only be installed during backward pass.")
+    rec = _hoststep.recorder[0]
+    if rec is not None and not rec.depth:
+        rec.brk("a callback queued in a backward pass inside the compiled call")
     _callbacks.stack[-1].append(callback)
 
 
@@ -159,6 +162,9 @@ def run(roots, retain_graph, create_graph, capture, accumulate, user_grads=None)
                 deps[nxt] = deps.get(nxt, 0) + 1
                 if nxt not in seen:
                     stack.append(nxt)
+    rec = _hoststep.recorder[0]
+    if rec is not None:  # ember.compile records this call: the pass becomes part of the recording
+        rec.backward_pass(seen, bool(retain_graph), bool(create_graph), _any_hooks(seen))
     # with capture, only nodes that lead to a captured edge run
     needed = None
     if capture is not None:
@@ -335,6 +341,18 @@ def run(roots, retain_graph, create_graph, capture, accumulate, user_grads=None)
         _callbacks.whole.pop()
         _grad.enabled = prev
     return captured
+
+
+def _any_hooks(nodes) -> bool:
+    """Whether a python hook will run when the pass executes ``nodes``."""
+    for n in nodes:
+        if n._pre_hooks or n._hooks or n._tensor_hooks:
+            return True
+        if isinstance(n, AccumulateGrad):
+            t = n.variable
+            if t._hooks or (hasattr(t, "__dict__") and t.__dict__.get("_post_accumulate_hooks")):
+                return True
+    return False
 
 
 def _materialize(node, grads):

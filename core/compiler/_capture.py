@@ -18,7 +18,16 @@ were (the guards make them the same on every call that replays).
 
 What the recording cannot replay faithfully is a **break** (:class:`Break`), with its reason and
 the user's line: a host read, a kernel whose output shape depends on the data, a kernel that
-returns a host value, a tensor hook, autograd recording inside the capture.
+returns a host value, a python hook in a backward pass inside the call.
+
+A backward pass inside the call (``loss.backward()``, ``autograd.grad``; the engine tells the
+recorder through :meth:`Recorder.backward_pass`) makes the recording a **training step**: its
+kernel calls are recorded like the forward's, and so are the engine's writes of ``.grad``: while
+a recorder runs, the ``_grad`` slot of :class:`~ember.Tensor` is replaced by a property that records
+each write as a ``set_grad`` step and each first read of a tensor's gradient (a guard: the
+gradient an argument or a parameter had when the call began, which the replay checks it still
+has). Code that keeps other state (an optimizer) adds its own guards (:meth:`Recorder.add_guard`)
+or asks for the capture to be made again on the next call (:meth:`Recorder.retry`).
 """
 from __future__ import annotations
 
@@ -26,7 +35,6 @@ import sys
 import traceback
 
 from .. import _graph, _hoststep, _state
-from ..autograd import engine as _engine
 from .._tensor import Tensor
 
 __all__: list = []
@@ -40,6 +48,10 @@ DATA_DEPENDENT = frozenset({"nonzero", "unique", "unique_consecutive", "masked_s
 IN_PLACE = frozenset({"copy_", "fill_", "uniform_", "normal_"})
 
 _active: list = []  # the running recorder, if any
+
+#: the ``_grad`` slot of Tensor (a member descriptor), put back after a capture
+_GRAD_SLOT = Tensor.__dict__["_grad"]
+_WRITTEN = object()  # in ``grad_first``: the call wrote the gradient before reading it
 
 
 def capturing() -> bool:
@@ -90,7 +102,8 @@ class RecordingKernels(dict):
 class Slot:
     """One tensor of the recording. ``kind``: "input" (``index`` into the flat inputs), "ext"
     (read live), "kernel" (``step`` made it), "alloc", "const" (from host data: ``host``),
-    "alias" (``base`` slot and geometry)."""
+    "alias" (``base`` slot and geometry), "grad" (the ``.grad`` of slot ``base`` when the call
+    began, read live)."""
 
     __slots__ = ("n", "kind", "tensor", "index", "base", "geom", "step", "host", "backend")
 
@@ -131,15 +144,29 @@ class Ref:
         return f"t{self.n}"
 
 
+def store_grad(t, g) -> None:
+    """The replay of a recorded ``.grad`` write."""
+    t._grad = g
+
+
 class Recorder:
     """Records the kernel calls made on ``devices`` inside the ``with`` block (see the module
-    docstring). ``fullgraph``: raise :class:`Break` at the first break instead of noting it."""
+    docstring). ``fullgraph``: raise :class:`Break` at the first break instead of noting it.
+    ``backward_ok``: the recording is of a backward program (:mod:`._train`), whose backward pass
+    does not make it a training step."""
 
     def __init__(self, devices, fullgraph: bool = False, backward_ok: bool = False):
         self.devices = list(devices)
-        #: a backward pass inside the recorded call is a break (the engine's bookkeeping, such as
-        #: storing ``.grad``, is not a kernel call), except when recording a backward program
-        self.engine_depth = None if backward_ok else len(_engine._callbacks.stack)
+        self.backward_ok = backward_ok
+        #: a backward pass ran inside the call: the recording is a whole training step
+        self.step_mode = False
+        #: the graph nodes the backward passes inside the call released (ran without retain_graph)
+        self.consumed: set = set()
+        #: id(tensor) -> (tensor, its gradient when first read, or ``_WRITTEN``): the first access
+        #: to each tensor's ``.grad`` inside the call
+        self.grad_first: dict = {}
+        self.guards: list = []      # functions () -> bool that must hold for a replay
+        self.retry_reason = None    # set: run this call eagerly, capture again on the next one
         self.fullgraph = fullgraph
         self.slots: list = []
         self.slot_of: dict = {}     # id(tensor) -> Slot
@@ -171,10 +198,12 @@ class Recorder:
             self._wrap_backend(be)
         _active.append(self)
         _hoststep.recorder[0] = self
+        self._swap_grad_slot()
         self.seq0 = next(_graph._seq)  # graph nodes made inside the call number above it
         return self
 
     def __exit__(self, *exc):
+        Tensor._grad = _GRAD_SLOT
         for d, k in self._saved:
             d._kernels = k
         for be, e, f, t in self._backends:
@@ -214,12 +243,67 @@ class Recorder:
 
         be.empty, be.from_numpy, be.to_numpy = rec_empty, rec_from_numpy, rec_to_numpy
 
-    # -- breaks --------------------------------------------------------------------------------
+    def _swap_grad_slot(self):
+        rec = self
+        get, put = _GRAD_SLOT.__get__, _GRAD_SLOT.__set__
+
+        def read(t):
+            g = get(t, Tensor)
+            if not rec.depth and id(t) not in rec.grad_first:
+                rec.grad_first[id(t)] = (t, g)
+                if g is not None and id(g) not in rec.slot_of:
+                    owner = rec.slot(t)
+                    if owner.kind in ("input", "ext"):  # read live from its owner at replay
+                        rec.new_slot("grad", g).base = owner.n
+            return g
+
+        def write(t, g):
+            try:
+                get(t, Tensor)
+            except AttributeError:  # a tensor being made: its first value, not a write to replay
+                put(t, g)
+                return
+            put(t, g)
+            if not rec.depth:
+                rec.grad_first.setdefault(id(t), (t, _WRITTEN))
+                step = Step(len(rec.steps), store_grad, "set_grad", (rec.encode(t), rec.encode(g)), {}, None)
+                rec.steps.append(step)
+
+        Tensor._grad = property(read, write)
+
+    # -- breaks, guards, training steps --------------------------------------------------------
     def brk(self, reason: str) -> None:
         b = Break(reason, user_frame())
         self.breaks.append(b)
         if self.fullgraph:
             raise b
+
+    def retry(self, reason: str) -> None:
+        """The call runs eagerly and the next call with the same guards captures again (state made
+        by this call, such as an optimizer's first step, will be there then)."""
+        if self.retry_reason is None:
+            self.retry_reason = reason
+
+    def add_guard(self, fn) -> None:
+        """``fn() -> bool`` must be true for the recording to replay (checked before each replay)."""
+        self.guards.append(fn)
+
+    def backward_pass(self, nodes, retain_graph: bool, create_graph: bool, hooks: bool) -> None:
+        """Called by the engine when a backward pass starts inside the call (``nodes``: the graph
+        nodes it reaches; ``hooks``: whether a python hook or callback will run in it)."""
+        if self.depth:
+            return
+        if hooks:
+            self.brk("a python hook (tensor, node, post-accumulate hook or queued callback) runs in a backward "
+                     "pass inside the compiled call")
+        if self.backward_ok:
+            return
+        if create_graph:
+            self.brk("a backward pass with create_graph=True inside the compiled call")
+        elif retain_graph:
+            self.brk("a backward pass with retain_graph=True inside the compiled call")
+        self.step_mode = True
+        self.consumed.update(nodes)
 
     # -- slots ---------------------------------------------------------------------------------
     def new_slot(self, kind, t) -> Slot:
@@ -284,8 +368,6 @@ class Recorder:
                 return k(*args, **kw)
             if name in DATA_DEPENDENT:
                 rec.brk(f"{name}: the output's shape depends on the input's values")
-            if rec.engine_depth is not None and len(_engine._callbacks.stack) > rec.engine_depth:
-                rec.brk("a backward pass (.backward(), autograd.grad) inside the compiled call")
             step = Step(len(rec.steps), k, name, tuple(rec.encode(a) for a in args),
                         {key: rec.encode(v) for key, v in kw.items()}, backend)
             vers = [rec.versions[id(t._version)] for t in _tensors(args, kw)]

@@ -3,7 +3,9 @@
 A call computes its guard key (:func:`._guards.call_key`). A cached program replays; a cached
 eager entry (the capture broke, or the call needed autograd) runs the function as written; a new
 key captures: the function runs eagerly once under a :class:`._capture.Recorder` and, if nothing
-broke, the recording becomes a program (:func:`._program.build`). More than
+broke, the recording becomes a program (:func:`._program.build`): a plain one, a whole training
+step's (a backward pass ran inside the call), or a forward hanging one autograd node
+(:mod:`._train`: the call took part in autograd). More than
 ``config.cache_size_limit`` keys for one function: the further ones run eagerly, with one warning.
 """
 from __future__ import annotations
@@ -17,7 +19,7 @@ from . import _capture as C
 from . import _fusion
 from . import _guards as G
 from . import _train
-from ._program import MISS, build, encode_output
+from ._program import MISS, SKIP, _refs, build, encode_output
 
 __all__ = ["compile", "explain", "reset", "disable", "is_compiling", "config", "Unsupported", "InvalidBackend",
            "ExplainOutput", "CompiledFunction", "list_backends"]
@@ -30,13 +32,16 @@ _lock = threading.RLock()
 class _Config:
     """``ember.compiler.config`` (also ``ember._dynamo.config``): ``cache_size_limit``, the
     programs kept per compiled function (PyTorch's default, 8); ``fuse`` and ``reuse_buffers``,
-    the defaults of the options of the same names."""
+    the defaults of the options of the same names; ``max_capture_retries``, how many captures in
+    a row may ask to be made again on the next call (an optimizer's first step creates its state)
+    before the call runs eagerly for good."""
 
     def __init__(self):
         self.cache_size_limit = 8
         self.recompile_limit = 8
         self.fuse = True
         self.reuse_buffers = True
+        self.max_capture_retries = 2
 
 
 config = _Config()
@@ -77,6 +82,7 @@ class CompiledFunction:
         self._fuse = bool(opts.get("fuse", config.fuse)) and backend in ("inductor", "ember")
         self._reuse = bool(opts.get("reuse_buffers", config.reuse_buffers))
         self._cache: dict = {}
+        self._retries: dict = {}  # key -> captures that asked to be made again (Recorder.retry)
         self._warned = False
         #: every break met by a capture, newest last (``ember.compiler.explain`` reads them)
         self.breaks: list = []
@@ -101,6 +107,8 @@ class CompiledFunction:
             for i, (prog, mguard) in enumerate(entry):
                 if mguard is None or mguard():
                     r = prog.fn(*flat)
+                    if r is SKIP:
+                        continue  # its guards do not hold now; they may again later
                     if r is not MISS:
                         return r
                     del entry[i]  # an external tensor changed: capture again
@@ -134,11 +142,22 @@ class CompiledFunction:
             except C.Break as b:
                 self.breaks.append(b)
                 raise Unsupported(f"ember.compile(fullgraph=True): {b}") from None
+            if rec.step_mode and not rec.breaks:
+                _check_step_outputs(rec, enc)
             if rec.breaks:
                 self.breaks.extend(rec.breaks)
                 self._cache[key] = _Eager(rec.breaks)
                 return out
-            if rec.grad_seen:
+            if rec.retry_reason is not None:
+                tries = self._retries[key] = self._retries.get(key, 0) + 1
+                if tries > config.max_capture_retries:
+                    b = C.Break(f"{rec.retry_reason} (again after {tries - 1} captures); the call runs eagerly")
+                    self.breaks.append(b)
+                    self._cache[key] = _Eager([b])
+                return out
+            if rec.step_mode:  # a whole training step: forward, backward, optimizer as one program
+                prog = build(rec, enc, len(flat), reuse=self._reuse, fuse=_fusion.fuse if self._fuse else None)
+            elif rec.grad_seen:
                 try:
                     prog = _train.TrainProgram(rec, enc, len(flat), flat, devices)
                 except _train.Unsupported as e:
@@ -163,6 +182,18 @@ class CompiledFunction:
             changed = G.changed_attributes(snap)
             if changed:
                 rec.brk("module attributes assigned inside the call: " + ", ".join(sorted(changed)[:5]))
+
+
+def _check_step_outputs(rec, enc) -> None:
+    """In a training step (a backward pass inside the call) every output taking part in autograd
+    must have had its graph run by that pass: the replay returns tensors without history."""
+    for n in _refs(enc, []):
+        t = rec.slots[n].tensor
+        fn = t._grad_fn
+        if t._requires_grad and fn is not None and fn not in rec.consumed:
+            rec.brk("an output of a compiled training step has a graph that no backward pass inside the call ran; "
+                    "the replay would return it without history")
+            return
 
 
 def _check(fullgraph, dynamic, backend, mode, options):

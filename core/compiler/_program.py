@@ -15,16 +15,24 @@ no graph building. Around the kernel calls it
   nor shares storage with what is returned writes into one buffer kept by the program
   (``k(..., out=b5)``) instead of allocating on every call;
 * advances version counters by what the core advanced them outside kernels during the capture
-  (in-place ops on inputs and parameters), so that autograd sees the writes.
+  (in-place ops on inputs and parameters), so that autograd sees the writes;
+* writes ``.grad`` where the capture wrote it (``set_grad`` steps: a training step's backward and
+  ``zero_grad``; those gradients are new tensors on every call, never reused buffers), after
+  checking that each argument or parameter whose gradient the capture read before writing it
+  still has that gradient (the same tensor where kernels used it, else the same None-ness), and
+  the guards others added (an optimizer's hyperparameters and state).
 """
 from __future__ import annotations
 
 from .._tensor import Tensor, _alias
-from ._capture import IN_PLACE, Ref
+from ._capture import _WRITTEN, IN_PLACE, Ref
 
 __all__: list = []
 
 MISS = object()  # returned by a program whose external tensors changed: capture again
+#: returned by a program whose guards do not hold now (a gradient present where the capture had
+#: none, an optimizer's changed learning rate): another program of the entry, or a new capture
+SKIP = object()
 
 
 class Program:
@@ -97,6 +105,9 @@ def build(rec, out_enc, n_inputs: int, reuse: bool = True, fuse=None, env: bool 
         return s.n
 
     escaping = {root(n) for n in _refs(out_enc, [])}
+    for st in steps:
+        if st.name == "set_grad":  # a gradient stored in .grad outlives the call
+            escaping.update(root(n) for n in _refs(st.args[1], []))
     written = set()
     for st in steps:
         if st.name in IN_PLACE and st.args and isinstance(st.args[0], Ref):
@@ -108,9 +119,10 @@ def build(rec, out_enc, n_inputs: int, reuse: bool = True, fuse=None, env: bool 
     if fuse is not None:
         steps, n_fused = fuse(steps, slots, escaping | written, _refs(out_enc, []))
 
-    g = {"_alias": _alias, "_MISS": MISS}
+    g = {"_alias": _alias, "_MISS": MISS, "_SKIP": SKIP}
     lines = []
     checks = []
+    guards = []
     defined = set()
     consts: dict = {}
 
@@ -155,6 +167,35 @@ def build(rec, out_enc, n_inputs: int, reuse: bool = True, fuse=None, env: bool 
                 lines.append(f"    t{n} = {const(s.tensor)}")
         else:  # a kernel output used before its step: cannot happen
             raise AssertionError(f"slot t{n} used before the kernel that makes it")
+
+    for t, g0 in rec.grad_first.values():
+        if g0 is _WRITTEN:
+            continue
+        s = rec.slot_of.get(id(t))
+        if s is not None and s.kind == "input":
+            owner = f"inputs[{s.index}]._grad"
+        elif s is None or s.kind == "ext":
+            owner = f"{const(t)}._grad"
+        else:
+            continue  # made inside the call: a new tensor at every replay
+        guards.append(f"{owner} is {'not ' if g0 is None else ''}None")
+    for fn in rec.guards:
+        guards.append(f"not {const(fn)}()")
+    # the gradients the call read from arguments and parameters: read at the start (before any
+    # write), each with the geometry the capture saw
+    grad_lines = []
+    for s in slots:
+        if s.kind == "grad":
+            o = slots[s.base]
+            owner = f"inputs[{o.index}]" if o.kind == "input" else const(o.tensor)
+            t = s.tensor
+            grad_lines.append(f"    t{s.n} = {owner}._grad")
+            grad_lines.append(f"    if t{s.n}._shape != {t._shape!r} or t{s.n}._stride != {t._stride!r} or "
+                              f"t{s.n}._offset != {t._offset} or t{s.n}._dtype is not {const(t._dtype)} or "
+                              f"t{s.n}._device is not {const(t._device)} or t{s.n}._requires_grad is not "
+                              f"{t._requires_grad!r}:")
+            grad_lines.append("        return _SKIP")
+            defined.add(s.n)
 
     def expr(a):
         if isinstance(a, Ref):
@@ -228,6 +269,10 @@ def build(rec, out_enc, n_inputs: int, reuse: bool = True, fuse=None, env: bool 
     if checks:
         head.append("    if " + " or ".join(checks) + ":")
         head.append("        return _MISS")
+    if guards:
+        head.append("    if " + " or ".join(guards) + ":")
+        head.append("        return _SKIP")
+    head += grad_lines
     src = "\n".join(head + lines + [f"    return {ret}"]) + "\n"
     exec(compile(src, "<ember.compile replay>", "exec"), g)  # noqa: S102 - generated from the recording
     return Program(g["replay"], src, steps, n_kernels, n_fused, n_buffers)

@@ -30,7 +30,7 @@ from .._tensor import Tensor, _alias
 from ..ops import creation as CR
 from ..autograd import engine as _engine
 from . import _capture as C
-from ._program import MISS, _refs, build, encode_output
+from ._program import MISS, SKIP, _refs, build, encode_output
 
 __all__: list = []
 
@@ -123,8 +123,8 @@ class TrainProgram:
     # -- calls ---------------------------------------------------------------------------------
     def fn(self, *flat):
         r = self.fwd.fn(*flat)
-        if r is MISS:
-            return MISS
+        if r is MISS or r is SKIP:
+            return r
         ret, env = r
         self._attach(env)
         return ret
@@ -175,7 +175,7 @@ class TrainProgram:
                     f"[{type(t).__name__} of shape {list(t._shape)}] is at version {t._version[0]}; expected version "
                     f"{v} instead. Hint: the variable was used by a compiled call (ember.compile).")
         r = prog.fn(*[g for g in grads if g is not None], *env)
-        if r is MISS:
+        if r is MISS or r is SKIP:
             raise RuntimeError("ember.compile: a tensor the backward program reads changed since the capture")
         return r
 

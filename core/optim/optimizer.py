@@ -19,7 +19,7 @@ from copy import deepcopy
 from itertools import chain
 from typing import Any, Callable, Iterable
 
-from .. import _devices
+from .. import _devices, _hoststep
 from .. import _dtype as D
 from .._graph import RemovableHandle
 from .._tensor import Tensor
@@ -71,6 +71,12 @@ def _hooked_step(func):
     def step(self, *args, **kwargs):
         if self.__dict__.get("_in_step"):
             return func(self, *args, **kwargs)
+        rec = _hoststep.recorder[0]
+        if rec is not None and not rec.depth:
+            return _recorded_step(rec, self, hooked, args, kwargs)
+        return hooked(self, *args, **kwargs)
+
+    def hooked(self, *args, **kwargs):
         self._in_step = True
         try:
             own = self.__dict__  # (a wrapper that never called Optimizer.__init__ has no hooks of its own)
@@ -92,6 +98,67 @@ def _hooked_step(func):
             self._in_step = False
     step.hooked = True
     return step
+
+
+def _recorded_step(rec, opt, run, args, kwargs):
+    """An optimizer step inside a call ``ember.compile`` records: the update's kernel calls are
+    recorded like any others, and the recording gets a guard that the optimizer is as it was (the
+    hyperparameters the kernels got as python numbers, the parameter lists, each state entry: the
+    same tensor object, or an equal python value), so that a changed learning rate or a loaded
+    state dict captures again instead of replaying stale numbers. A step that creates state (the
+    first step) makes the next call capture again; one that replaces its state tensors, or that
+    has step hooks or a closure, is a break."""
+    name = type(opt).__name__
+    own = opt.__dict__
+    if (args and args[0] is not None) or kwargs.get("closure") is not None:
+        rec.brk(f"{name}.step with a closure inside the compiled call")
+    if (_global_optimizer_pre_hooks or _global_optimizer_post_hooks or own.get("_optimizer_step_pre_hooks")
+            or own.get("_optimizer_step_post_hooks")):
+        rec.brk(f"{name}.step has step hooks (python code the replay would not run)")
+    groups = [(g, {k: v for k, v in g.items() if k != "params"}, list(g["params"])) for g in opt.param_groups]
+    state = {id(p): (st, dict(st)) for p, st in opt.state.items()}
+    out = run(opt, *args, **kwargs)
+    for p, st in opt.state.items():
+        before = state.get(id(p))
+        if before is None or before[1].keys() != st.keys():
+            rec.retry(f"{name}.step created its state (a first step); the next call captures")
+            return out
+        for k, v in st.items():
+            if isinstance(v, Tensor) and before[1][k] is not v:
+                rec.brk(f"{name}.step replaces its state tensor {k!r} instead of updating it in place")
+                return out
+    rec.add_guard(_optimizer_guard(opt, groups, state))
+    return out
+
+
+def _optimizer_guard(opt, groups, state):
+    """A function checking that ``opt`` still has the groups and state snapshot before a step."""
+    def same(a, b):
+        return a is b or (not isinstance(a, Tensor) and not isinstance(b, Tensor) and type(a) is type(b) and a == b)
+
+    def guard() -> bool:
+        if len(opt.param_groups) != len(groups) or len(opt.state) != len(state):
+            return False
+        for (g, hyper, params), now in zip(groups, opt.param_groups):
+            ps = g["params"]
+            if now is not g or len(g) != len(hyper) + 1 or len(ps) != len(params) or \
+                    any(a is not b for a, b in zip(ps, params)):
+                return False
+            for k, v in hyper.items():
+                if not same(g.get(k, _missing), v):
+                    return False
+        for p, st in opt.state.items():
+            before = state.get(id(p))
+            if before is None or before[0] is not st or len(st) != len(before[1]):
+                return False
+            for k, v in before[1].items():
+                if not same(st.get(k, _missing), v):
+                    return False
+        return True
+    return guard
+
+
+_missing = object()
 
 
 def _use_grad(func):
@@ -381,11 +448,12 @@ class Optimizer:
         Optimizers skip parameters whose gradient is None, but step with a zero gradient."""
         for group in self.param_groups:
             for p in group["params"]:
+                if set_to_none:
+                    p._grad = None  # (written without reading it first: a compiled step then needs no guard on it)
+                    continue
                 g = p._grad
                 if g is None:
                     continue
-                if set_to_none:
-                    p._grad = None
                 else:
                     if g._grad_fn is not None:
                         g.detach_()

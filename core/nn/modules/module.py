@@ -675,10 +675,11 @@ class Module:
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Reset parameter gradients: to None (the default, as PyTorch 2) or to zeros."""
         for p in self.parameters():
+            if set_to_none:
+                p._grad = None  # (written without reading it first: a compiled step then needs no guard on it)
+                continue
             if p.grad is None:
                 continue
-            if set_to_none:
-                p.grad = None
             else:
                 g = p.grad
                 if g.grad_fn is not None:
