@@ -50,14 +50,18 @@ class Losses(KernelGroup):
         gw, yw = work(a), work(self.nd(y))
         s = gw.sum(axis=dim, keepdims=True)
         if yw.dtype == np.float32:
-            # exp(y) * s underflows where y < log(tiny / |s|): those terms are exactly 0 (s == 0
-            # makes every term 0; NaN and inf in s or y compare False and go through as they are)
+            # exp(y) * s is subnormal where y < log(tiny / |s|): y is raised to that bound, so such a
+            # term becomes +-tiny (off by less than 1.2e-38, in four passes with no temporaries);
+            # s == 0 needs no bound, and NaN in s or y goes through maximum as NaN
             with np.errstate(divide="ignore"):
-                cut = _LOG_TINY32 - np.log(np.abs(s))
-            p = np.exp(np.where(yw < cut, -np.inf, yw))
+                cut = (_LOG_TINY32 + 0.01) - np.log(np.abs(s))  # (+0.01: clear of rounding to below tiny)
+            cut[s == 0] = -np.inf
+            p = np.maximum(yw, cut)
+            np.exp(p, out=p)
         else:
             p = np.exp(yw)
-        r = gw - p * s
+        p *= s
+        r = np.subtract(gw, p, out=p)
         return self.wrap(back(r, a.dtype), g._device)
 
     def log_softmax(self, x, dim):
