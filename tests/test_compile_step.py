@@ -265,3 +265,38 @@ def test_explain_reports_the_step_as_one_graph():
     _step(model, opt, x, y)  # the momentum buffers exist: the capture is not asked to retry
     out = ember.compiler.explain(_step)(model, opt, x, y)
     assert out.graph_count == 1 and out.graph_break_count == 0
+
+
+@pytest.mark.parametrize("kind", ["conv", "lstm", "transformer"])
+def test_whole_step_of_other_layers_matches_eager(kind):
+    ember.manual_seed(0)
+    if kind == "conv":
+        model = nn.Sequential(nn.Conv2d(1, 4, 3), nn.BatchNorm2d(4), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(),
+                              nn.Linear(4 * 3 * 3, 3))
+        x = ember.randn(5, 1, 8, 8)
+    elif kind == "lstm":
+        class M(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.rnn, self.out = nn.LSTM(4, 6, num_layers=2, batch_first=True), nn.Linear(6, 3)
+
+            def forward(self, t):
+                return self.out(self.rnn(t)[0][:, -1])
+        model, x = M(), ember.randn(5, 7, 4)
+    else:
+        model = nn.Sequential(nn.TransformerEncoderLayer(8, 2, 16, dropout=0.1, batch_first=True), nn.Flatten(),
+                              nn.Linear(8 * 6, 3))
+        x = ember.randn(5, 6, 8)
+    model, x = model.double(), x.double()
+    ref = copy.deepcopy(model)
+    opt, ropt = ember.optim.AdamW(model.parameters(), lr=1e-2), ember.optim.AdamW(ref.parameters(), lr=1e-2)
+    y = ember.tensor([0, 1, 2, 1, 0])
+    cstep = ember.compile(_step)
+    for i in range(5):
+        ember.manual_seed(i)
+        a = cstep(model, opt, x, y)
+        ember.manual_seed(i)
+        b = _step(ref, ropt, x, y)
+        assert ember.equal(a, b)
+        _same_params(model, ref)
+    assert len(cstep.programs()) == 1 and not cstep.breaks
