@@ -39,6 +39,14 @@ class CupyBackend(Backend):
             self.out_kernels = set(kernels.OUT_KERNELS)
             arrays._Peak.pool = _cupy.module().get_default_memory_pool()
 
+    # -- compilation --------------------------------------------------------------------------
+    def fuse_elementwise(self, chain):
+        """One cupy ElementwiseKernel per elementwise chain (:mod:`.fusion`)."""
+        if not _cupy.availability()[0]:
+            return None
+        from . import arrays, fusion
+        return fusion.fuse_elementwise(chain, arrays.cp, arrays.nd, arrays.wrap)
+
     # -- devices ------------------------------------------------------------------------------
     def availability(self) -> tuple:
         return _cupy.availability()

@@ -77,3 +77,26 @@ def test_index_errors_are_raised_before_writing():
     with pytest.raises(IndexError, match="out of bounds"):
         x.scatter_(0, ember.tensor([1, 7], device="cuda"), ember.ones(2, device="cuda"))
     assert x.tolist() == [0.0] * 4
+
+
+@gpu
+@pytest.mark.parametrize("dtype, tol", [(ember.float32, 1e-5), (ember.float16, 2e-3)])
+def test_compiled_elementwise_chain_is_one_cuda_kernel(dtype, tol):
+    def f(x, y):
+        z = ember.relu(ember.maximum(x, y) * 0.5 - ember.sigmoid(y))
+        return ember.tanh(z / (ember.abs(x) + 1.0)) + ember.sqrt(ember.exp(-(y * y)))
+
+    g = ember.Generator(device="cuda").manual_seed(0)
+    x = ember.randn(257, 129, device="cuda", generator=g).to(dtype)
+    y = ember.randn(129, device="cuda", generator=g).to(dtype)     # broadcast
+    x[0, 0] = float("nan")
+    cf = ember.compile(f)
+    cf(x, y)
+    prog = cf.programs()[0]
+    assert prog.n_fused >= 1, prog.source
+    r, e = cf(x, y), f(x, y)
+    assert r.dtype == dtype and r.shape == e.shape
+    assert bool(r[0, 0].isnan()) and bool(e[0, 0].isnan())
+    assert ember.allclose(r.float(), e.float(), rtol=tol, atol=tol, equal_nan=True)
+    xt = x.t().contiguous().t()                                      # a strided input
+    assert ember.allclose(cf(xt, y).float(), f(xt, y).float(), rtol=tol, atol=tol, equal_nan=True)

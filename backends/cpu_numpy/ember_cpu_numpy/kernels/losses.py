@@ -26,24 +26,27 @@ class Losses(KernelGroup):
         a = self.nd(x)
         if a.size == 0:  # an empty result (max refuses to reduce an empty dim)
             return self.wrap(a.copy(), x._device)
+        xp = self.xp
         w = work(a)
         e = w - w.max(axis=dim, keepdims=True)
-        self.xp.exp(e, out=e)
+        xp.exp(e, out=e)
         e /= e.sum(axis=dim, keepdims=True)
         if e.dtype == np.float32:
-            np.copyto(e, 0, where=e < _TINY32)  # subnormal probabilities: 0
+            xp.copyto(e, 0, where=e < _TINY32)  # subnormal probabilities: 0
         return self.wrap(back(e, a.dtype), x._device)
 
     def _softmax_backward_data(self, g, y, dim):
+        xp = self.xp
         a = self.nd(g)
         gw, yw = work(a), work(self.nd(y))
         gy = gw * yw
         r = gy - yw * gy.sum(axis=dim, keepdims=True)
         if r.dtype == np.float32:
-            np.copyto(r, 0, where=np.abs(r) < _TINY32)
+            xp.copyto(r, 0, where=xp.abs(r) < _TINY32)
         return self.wrap(back(r, a.dtype), g._device)
 
     def _log_softmax_backward_data(self, g, y, dim):
+        xp = self.xp
         a = self.nd(g)
         gw, yw = work(a), work(self.nd(y))
         s = gw.sum(axis=dim, keepdims=True)
@@ -52,14 +55,14 @@ class Losses(KernelGroup):
             # term becomes +-tiny (off by less than 1.2e-38, in four passes with no temporaries);
             # s == 0 needs no bound, and NaN in s or y goes through maximum as NaN
             with np.errstate(divide="ignore"):
-                cut = (_LOG_TINY32 + 0.01) - np.log(np.abs(s))  # (+0.01: clear of rounding to below tiny)
+                cut = (_LOG_TINY32 + 0.01) - xp.log(xp.abs(s))  # (+0.01: clear of rounding to below tiny)
             cut[s == 0] = -np.inf
-            p = np.maximum(yw, cut)
-            np.exp(p, out=p)
+            p = xp.maximum(yw, cut)
+            xp.exp(p, out=p)
         else:
-            p = np.exp(yw)
+            p = xp.exp(yw)
         p *= s
-        r = np.subtract(gw, p, out=p)
+        r = xp.subtract(gw, p, out=p)
         return self.wrap(back(r, a.dtype), g._device)
 
     def log_softmax(self, x, dim):
