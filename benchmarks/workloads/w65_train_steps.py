@@ -59,7 +59,7 @@ def _gpt(lib):
     return GPT()
 
 
-def _gpt_parts(lib, model, device):
+def _gpt_parts(lib, model, device, wrap):
     decay = [p for p in model.parameters() if p.dim() >= 2]
     rest = [p for p in model.parameters() if p.dim() < 2]
     opt = lib.optim.AdamW([{"params": decay, "weight_decay": 0.1}, {"params": rest, "weight_decay": 0.0}],
@@ -75,7 +75,7 @@ def _gpt_parts(lib, model, device):
         loss.backward()
         opt.step()
         return loss
-    return step
+    return wrap(step)
 
 
 def _word_lm(lib):
@@ -95,7 +95,7 @@ def _word_lm(lib):
     return WordLM()
 
 
-def _word_parts(lib, model, device):
+def _word_parts(lib, model, device, wrap):
     rng = np.random.default_rng(0)
     data = rng.integers(0, WORDS, (SEQ + 1, WBATCH))
     x = lib.tensor(data[:-1], device=device)
@@ -113,19 +113,18 @@ def _word_parts(lib, model, device):
         for p in params:
             p.data.add_(p.grad, alpha=-0.1)
         return loss, tuple(t.detach() for t in h)
+    fn = wrap(step)
 
-    def run(fn):
-        def call():
-            loss, hidden[0] = fn(hidden[0])
-            return loss
-        return call
-    return step, run
+    def call():  # the hidden state carried from one iteration to the next
+        loss, hidden[0] = fn(hidden[0])
+        return loss
+    return call
 
 
 def _model_parts(name):
     build, shape = MODELS[name]
 
-    def make(lib, model, device):
+    def make(lib, model, device, wrap):
         opt = lib.optim.SGD(model.parameters(), lr=1e-3, momentum=0.9)
         x = lib.tensor(np.random.default_rng(0).standard_normal(shape).astype(np.float32), device=device)
 
@@ -135,19 +134,17 @@ def _model_parts(name):
             loss.backward()
             opt.step()
             return loss
-        return step
+        return wrap(step)
     return build, make
 
 
 def _impls(ctx, build, make, mode):
-    """ember's step (eager or compiled whole) and torch's (eager, or torch.compile'd with
-    ``mode == "torch.compile"``)."""
-    import ember.nn as enn  # noqa: F401  (ember.nn is what the builders read from the module)
+    """ember's step (eager, or compiled whole with ``mode != "eager"``) and torch's (eager, or
+    torch.compile'd with ``mode == "torch.compile"``); ``make(lib, model, device, wrap)`` builds the
+    step, passing the function of tensors to compile through ``wrap``."""
     ember.manual_seed(0)
     model = build(ember).to(ctx.device)
-    e_step = make(ember, model, ctx.device)
-    if mode != "eager":
-        e_step = ember.compile(e_step)
+    e_step = make(ember, model, ctx.device, (lambda f: f) if mode == "eager" else ember.compile)
 
     def e_run():
         e_step()
@@ -158,36 +155,10 @@ def _impls(ctx, build, make, mode):
         torch.manual_seed(0)
         tmodel = build(torch).to(ctx.torch_device)
         _copy_weights(model, tmodel)
-        t_step = make(torch, tmodel, ctx.torch_device)
-        if mode == "torch.compile":
-            t_step = torch.compile(t_step)
+        t_step = make(torch, tmodel, ctx.torch_device, torch.compile if mode == "torch.compile" else lambda f: f)
 
         def t_run():
             t_step()
-            ctx.torch_sync()
-        out["torch"] = t_run
-    return out
-
-
-def _word_impls(ctx, mode):
-    ember.manual_seed(0)
-    model = _word_lm(ember).to(ctx.device)
-    step, run = _word_parts(ember, model, ctx.device)
-    e_call = run(ember.compile(step) if mode != "eager" else step)
-
-    def e_run():
-        e_call()
-        ctx.sync()
-    out = {"ember": e_run}
-    if ctx.torch is not None:
-        torch = ctx.torch
-        tmodel = _word_lm(torch).to(ctx.torch_device)
-        _copy_weights(model, tmodel)
-        tstep, trun = _word_parts(torch, tmodel, ctx.torch_device)
-        t_call = trun(torch.compile(tstep) if mode == "torch.compile" else tstep)
-
-        def t_run():
-            t_call()
             ctx.torch_sync()
         out["torch"] = t_run
     return out
@@ -205,9 +176,7 @@ def _register(name, build, make):
 
 
 _register(GPT_NAME, _gpt, _gpt_parts)
-for _mode, _label, _quick in (("eager", "eager", True), ("step", "compiled step", True),
-                              ("torch.compile", "torch.compile", False)):
-    workload(f"{WORD_NAME} ({_label})", "compile", quick=_quick)(lambda ctx, mode=_mode: _word_impls(ctx, mode))
+_register(WORD_NAME, _word_lm, _word_parts)
 for _name in MODELS:
     _b, _m = _model_parts(_name)
     workload(f"train step {_name} (compiled step)", "compile")(
