@@ -189,6 +189,7 @@ def binary_meta(name: str, kind: int, no_bool: bool = False):
                     return dev, t, t
             a, b, dev, _ = promote(name, input, other, kind)
             return dev, (a, b), operands(a, b)
+        meta.same = same  # (the Tensor operators take this plain case inline: ember._methods._operator)
     meta.__name__ = meta.__qualname__ = name
     return meta
 
