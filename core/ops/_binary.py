@@ -179,14 +179,21 @@ def binary_meta(name: str, kind: int, no_bool: bool = False):
             return p
     else:
         same = _SAME_DTYPE[kind]
+        scalar_ok = kind != BITWISE
 
         def meta(input, other):
-            if isinstance(input, Tensor) and isinstance(other, Tensor):  # (plan, inline: x + y and the like)
+            if isinstance(input, Tensor):
                 dt = input._dtype
-                dev = input._device
-                if dt is other._dtype and dev is other._device and input._shape == other._shape and same[dt.category]:
-                    t = (input, other)
-                    return dev, t, t
+                if isinstance(other, Tensor):  # (plan, inline: x + y and the like)
+                    dev = input._device
+                    if (dt is other._dtype and dev is other._device and input._shape == other._shape
+                            and same[dt.category]):
+                        t = (input, other)
+                        return dev, t, t
+                elif other.__class__ is float and dt.category == _FLOAT and dt.itemsize != 2 and scalar_ok:
+                    # a float32/float64 tensor and a python float (x * 0.5): the tensor's dtype,
+                    # the number as it is (what promote gives, without its steps)
+                    return input._device, (input, other), (input,)
             a, b, dev, _ = promote(name, input, other, kind)
             return dev, (a, b), operands(a, b)
         meta.same = same  # (the Tensor operators take this plain case inline: ember._methods._operator)

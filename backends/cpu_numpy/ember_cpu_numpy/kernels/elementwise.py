@@ -50,6 +50,8 @@ class Elementwise(KernelGroup):
     def unary(self, f):
         """The kernel ``k(x, out=None)`` applying ufunc-like ``f(a, out=None)``."""
         xp, nd, wrap = self.xp, self.nd, self.wrap
+        ndarray = xp.ndarray
+        own = make_owning_tensor if wrap is _np_wrap else None  # (numpy arrays: wrap's fast case inline)
 
         def k(x, out=None):
             a = x._native
@@ -64,7 +66,13 @@ class Elementwise(KernelGroup):
                 xp.copyto(nd(out), r, casting="unsafe")
                 return out
             if out is None:
-                return wrap(f(a), x._device)
+                r = f(a)
+                if own and r.__class__ is ndarray and r.dtype is x._dtype.np and r.flags.c_contiguous:
+                    sh = r.shape  # (wrap, inline: see binary)
+                    st = _CSTRIDES.get(sh)
+                    if st is not None:
+                        return own(r.ravel(), r.nbytes, sh, st, x._dtype, x._device, r)
+                return wrap(r, x._device)
             f(a, out=nd(out))
             return out
         return k
