@@ -90,13 +90,16 @@ _SAME_DTYPE = {ARITH: (True,) * 4, COMPARE: (True,) * 4, LOGICAL: (True,) * 4,
 def plan(op: str, a, b, kind: int):
     """:func:`promote` as a meta's plan, ``(device, (a, b), inputs)``. Two tensors of one dtype,
     device and shape that ``kind`` takes as they are (most calls) skip promotion: nothing to
-    cast, convert or broadcast-check."""
-    if isinstance(a, Tensor) and isinstance(b, Tensor):
+    cast, convert or broadcast-check; so does a float32/float64 tensor with a python float first."""
+    if isinstance(a, Tensor):
         dt = a._dtype
-        dev = a._device
-        if dt is b._dtype and dev is b._device and a._shape == b._shape and _SAME_DTYPE[kind][dt.category]:
-            t = (a, b)
-            return dev, t, t
+        if isinstance(b, Tensor):
+            dev = a._device
+            if dt is b._dtype and dev is b._device and a._shape == b._shape and _SAME_DTYPE[kind][dt.category]:
+                t = (a, b)
+                return dev, t, t
+        elif b.__class__ is float and dt.category == _FLOAT and dt.itemsize != 2 and kind != BITWISE:
+            return a._device, (a, b), (a,)
     a, b, dev, _ = promote(op, a, b, kind)
     return dev, (a, b), operands(a, b)
 

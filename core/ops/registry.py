@@ -430,11 +430,15 @@ def _strip(args, inputs, saved):
     """Replace the inputs the formula does not need (those not in ``saved``, the ``(tensor,
     version)`` pairs kept) by their metadata (other tensor arguments, such as a condition or an
     index, are kept)."""
-    if not saved and args is inputs:  # (a plan whose arguments are its inputs, none saved: add, sub)
-        if len(args) == 2:
-            return (TensorMeta(args[0]), TensorMeta(args[1]))
-        if len(args) == 1:
-            return (TensorMeta(args[0]),)
+    if not saved:  # (the common plans of add, sub and the like, nothing saved)
+        n = len(args)
+        if args is inputs:  # two tensors, or one
+            if n == 2:
+                return (TensorMeta(args[0]), TensorMeta(args[1]))
+            if n == 1:
+                return (TensorMeta(args[0]),)
+        elif n == 2 and len(inputs) == 1 and args[0] is inputs[0] and args[1].__class__ in (float, int, bool):
+            return (TensorMeta(args[0]), args[1])  # a tensor and a number
     if len(inputs) > 4:
         drop = set(map(id, inputs))
         for t, _ in saved:
