@@ -41,6 +41,7 @@ from .ops import sparse as SP
 from .ops.registry import OPS, dispatch
 
 _grad = _state.grad
+_vmap_open = _state.vmap_open
 
 #: functions of ``ember.ops`` that are Tensor methods without being declared ops
 PLAIN_METHODS = ("allclose", "equal")
@@ -76,6 +77,33 @@ def _operator(op, meta, reflected: bool = False):
             if not isinstance(other, Tensor) and not U.is_scalar(other):
                 return NotImplemented
             dev, args, inputs = meta(other, self)
+            return dispatch(op, dev, args, inputs) if dev is not None else args
+    elif getattr(meta, "same", None) is not None:
+        # the meta's plain case inline (two tensors of one dtype, device and shape that the op takes
+        # as they are: ``same[category]``), and dispatch's kernel path when neither operand can
+        # take part in autograd: one frame around the kernel instead of three
+        same = meta.same
+        name = op.name
+
+        def method(self, other):
+            if other.__class__ is Tensor:
+                dt = self._dtype
+                dev = self._device
+                if dt is other._dtype and dev is other._device and self._shape == other._shape and same[dt.category]:
+                    args = (self, other)
+                    if (self._requires_grad or other._requires_grad or self._base is not None
+                            or other._base is not None or _vmap_open[0]):
+                        return dispatch(op, dev, args, args)
+                    k = dev._kernels.get(name)
+                    if k is None:
+                        return dispatch(op, dev, args, args)
+                    try:
+                        return k(self, other)
+                    except MemoryError as e:
+                        raise RuntimeError(f"{name}: can't allocate memory: {e}") from None
+            elif not isinstance(other, Tensor) and not U.is_scalar(other):
+                return NotImplemented
+            dev, args, inputs = meta(self, other)
             return dispatch(op, dev, args, inputs) if dev is not None else args
     else:
         def method(self, other):

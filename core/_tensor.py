@@ -16,6 +16,7 @@ from . import _plugins
 from . import _state
 from ._device import device as _device_cls
 from ._layout import SparseParts, sparse_coo, strided
+from ._storage import UntypedStorage as _Storage
 
 _new = object.__new__
 _grad = _state.grad
@@ -525,6 +526,36 @@ def _make(storage, shape, stride, offset, dtype, device, native=None) -> Tensor:
     t._shape = shape
     t._stride = stride
     t._offset = offset
+    t._dtype = dtype
+    t._device = device
+    t._native = native
+    t._version = [0]
+    t._base = None
+    t._requires_grad = False
+    t._grad_fn = None
+    t._output_nr = 0
+    t._grad = None
+    t._retains_grad = False
+    t._hooks = None
+    t._accum = None
+    t._fn_version = 0
+    return t
+
+
+def _make_owning(data, nbytes, shape, stride, dtype, device, native=None) -> Tensor:
+    """``_make(UntypedStorage(data, nbytes, device), shape, stride, 0, dtype, device, native)``
+    in one call (public as ``ember.backend.make_owning_tensor``: a kernel's new result over a new
+    storage; most results are made here, so neither constructor runs as a call of its own)."""
+    s = _new(_Storage)
+    s._data = data
+    s._nbytes = nbytes
+    s._device = device
+    s.backend_state = None
+    t = _new(Tensor)
+    t._storage = s
+    t._shape = shape
+    t._stride = stride
+    t._offset = 0
     t._dtype = dtype
     t._device = device
     t._native = native

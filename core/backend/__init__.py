@@ -34,7 +34,7 @@ import numpy as np
 from .. import _dtype as D
 from .. import _plugins
 from .._storage import UntypedStorage
-from .._tensor import Tensor, _make
+from .._tensor import Tensor, _make, _make_owning
 from .._version import PLUGIN_API_VERSION
 from ..ops.primitives import GROUPS as PRIMITIVE_GROUPS
 from ..ops.primitives import PRIMITIVES
@@ -42,9 +42,9 @@ from . import dtypes, fusion, shapes  # noqa: F401  (ember.backend.dtypes, .fusi
 from .shared_memory import SharedSegment
 from .shapes import broadcast_shapes, contiguous_strides
 
-__all__ = ["Backend", "BackendGenerator", "KernelTable", "make_tensor", "contiguous_strides", "broadcast_shapes",
-           "UntypedStorage", "Tensor", "IndexOutOfRangeError", "PRIMITIVES", "PRIMITIVE_GROUPS", "ALL_DTYPES",
-           "dtype_from_numpy", "describe", "index_error", "DEFAULT_SEED", "backend_for", "mark_written",
+__all__ = ["Backend", "BackendGenerator", "KernelTable", "make_tensor", "make_owning_tensor", "contiguous_strides",
+           "broadcast_shapes", "UntypedStorage", "Tensor", "IndexOutOfRangeError", "PRIMITIVES", "PRIMITIVE_GROUPS",
+           "ALL_DTYPES", "dtype_from_numpy", "describe", "index_error", "DEFAULT_SEED", "backend_for", "mark_written",
            "SharedSegment", "PLUGIN_API_VERSION"]
 
 #: every ember dtype, in promotion order within each kind (``dtype.np`` is its numpy dtype on the
@@ -78,6 +78,11 @@ def index_error(op: str, bad: int, dim: int, size: int) -> IndexOutOfRangeError:
 #: ``make_tensor(storage, shape, stride, offset, dtype, device, native=None)``: a tensor over
 #: ``storage`` (how kernels return results; see its docstring)
 make_tensor = _make
+
+#: ``make_owning_tensor(data, nbytes, shape, stride, dtype, device, native=None)``: a tensor at
+#: offset 0 over a new ``UntypedStorage(data, nbytes, device)``, in one call (the common case of
+#: a kernel's result)
+make_owning_tensor = _make_owning
 
 
 def mark_written(*tensors) -> None:

@@ -90,13 +90,16 @@ _SAME_DTYPE = {ARITH: (True,) * 4, COMPARE: (True,) * 4, LOGICAL: (True,) * 4,
 def plan(op: str, a, b, kind: int):
     """:func:`promote` as a meta's plan, ``(device, (a, b), inputs)``. Two tensors of one dtype,
     device and shape that ``kind`` takes as they are (most calls) skip promotion: nothing to
-    cast, convert or broadcast-check."""
-    if isinstance(a, Tensor) and isinstance(b, Tensor):
+    cast, convert or broadcast-check; so does a float32/float64 tensor with a python float first."""
+    if isinstance(a, Tensor):
         dt = a._dtype
-        dev = a._device
-        if dt is b._dtype and dev is b._device and a._shape == b._shape and _SAME_DTYPE[kind][dt.category]:
-            t = (a, b)
-            return dev, t, t
+        if isinstance(b, Tensor):
+            dev = a._device
+            if dt is b._dtype and dev is b._device and a._shape == b._shape and _SAME_DTYPE[kind][dt.category]:
+                t = (a, b)
+                return dev, t, t
+        elif b.__class__ is float and dt.category == _FLOAT and dt.itemsize != 2 and kind != BITWISE:
+            return a._device, (a, b), (a,)
     a, b, dev, _ = promote(op, a, b, kind)
     return dev, (a, b), operands(a, b)
 
@@ -179,16 +182,24 @@ def binary_meta(name: str, kind: int, no_bool: bool = False):
             return p
     else:
         same = _SAME_DTYPE[kind]
+        scalar_ok = kind != BITWISE
 
         def meta(input, other):
-            if isinstance(input, Tensor) and isinstance(other, Tensor):  # (plan, inline: x + y and the like)
+            if isinstance(input, Tensor):
                 dt = input._dtype
-                dev = input._device
-                if dt is other._dtype and dev is other._device and input._shape == other._shape and same[dt.category]:
-                    t = (input, other)
-                    return dev, t, t
+                if isinstance(other, Tensor):  # (plan, inline: x + y and the like)
+                    dev = input._device
+                    if (dt is other._dtype and dev is other._device and input._shape == other._shape
+                            and same[dt.category]):
+                        t = (input, other)
+                        return dev, t, t
+                elif other.__class__ is float and dt.category == _FLOAT and dt.itemsize != 2 and scalar_ok:
+                    # a float32/float64 tensor and a python float (x * 0.5): the tensor's dtype,
+                    # the number as it is (what promote gives, without its steps)
+                    return input._device, (input, other), (input,)
             a, b, dev, _ = promote(name, input, other, kind)
             return dev, (a, b), operands(a, b)
+        meta.same = same  # (the Tensor operators take this plain case inline: ember._methods._operator)
     meta.__name__ = meta.__qualname__ = name
     return meta
 

@@ -110,6 +110,10 @@ def sub_operands(input, other):
     _check_bool_sub(input, other)
     return plan("sub", input, other, ARITH)
 
+
+sub_operands.same = (False, True, True, True)  # (as binary_meta's: bool operands go through the check above)
+
+
 subtract, subtract_ = sub, sub_
 
 

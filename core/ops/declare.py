@@ -37,7 +37,9 @@ import inspect
 import sys
 
 from . import autocast as AC
+from .. import _dtype as _D
 from .. import _state
+from .._tensor import Tensor as _Tensor
 from . import writes as W
 from .registry import ALL, dispatch, make_view, register_op
 
@@ -150,13 +152,17 @@ def _fronts(op, body, is_composite: bool, with_out: bool, inplace, exact: bool, 
     else:
         run = (f"    dev, args, inputs = _body({call})\n"
                "    r = _dispatch(_op, dev, args, inputs) if dev is not None else args\n")
+    fast = "" if is_composite or returns is not None else _fast_unary(op, body, params, ns)
     if name in AC.LISTED:
         # on autocast's lists: under autocast the arguments are cast first (out= calls are not eligible)
         ns["_ac"], ns["_amp"] = AC._ac, AC.call
-        ns["_plain"] = _build(f"def {name}({_defn(parts, False)}):\n{run}    return r\n", dict(ns), name, body,
-                              module, kwdefaults, op.doc)
+        ns["_plain"] = _build(f"def {name}({_defn(parts, False)}):\n{fast.format(out='')}{run}    return r\n",
+                              dict(ns), name, body, module, kwdefaults, op.doc)
         run = (f"    if _ac.active{' and out is None' if with_out else ''}:\n"
-               f"        return _amp({name!r}, _plain, {call})\n") + run
+               f"        return _amp({name!r}, _plain, {call})\n") + fast.format(out="out is None and " if with_out
+                                                                             else "") + run
+    else:
+        run = fast.format(out="out is None and " if with_out else "") + run
     if with_out:
         src = (f"def {name}({_defn(parts, True)}):\n{_vmap_line(name, call + ', out=out')}{run}"
                f"    return r if out is None else W.store(r, out, {name!r}, _exact)\n")
@@ -182,6 +188,30 @@ def _fronts(op, body, is_composite: bool, with_out: bool, inplace, exact: bool, 
                            iname, body, module,
                            kwdefaults, f"In-place :func:`{name}` (``self`` keeps its dtype and shape)."), fn)
     return fn
+
+
+def _fast_unary(op, body, params, ns: dict) -> str:
+    """The first lines (a ``str.format`` template: ``{out}`` is the front's ``out is None`` test)
+    of a unary op's front whose meta passes a floating tensor as it is
+    (``meta.float_plain``: the dtypes it refuses): a plain ``Tensor`` of a floating dtype that
+    takes no part in autograd goes straight to the device's kernel, as dispatch would send it
+    (one frame around the kernel instead of three); anything else, or no kernel, takes the
+    meta and dispatch."""
+    refuse = getattr(body, "float_plain", None)
+    if refuse is None or len(params) != 1:
+        return ""
+    x = params[0].name
+    ns.update(_T=_Tensor, _FLOAT=_D._FLOAT, _refuse=refuse)
+    cond = f"{x}.__class__ is _T and {x}._base is None and not {x}._requires_grad and not _vmo[0]"
+    return (f"    if {{out}}{cond}:\n"
+            f"        dt = {x}._dtype\n"
+            f"        if dt.category == _FLOAT{' and dt not in _refuse' if refuse else ''}:\n"
+            f"            k = {x}._device._kernels.get({op.name!r})\n"
+            "            if k is not None:\n"
+            "                try:\n"
+            f"                    return k({x})\n"
+            "                except MemoryError as e:\n"
+            f"                    raise RuntimeError(f\"{op.name}: can't allocate memory: {{{{e}}}}\") from None\n")
 
 
 def _vmap_line(name: str, call: str) -> str:

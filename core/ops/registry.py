@@ -26,13 +26,16 @@ import numpy as np
 from .. import _devices, _state
 from .._layout import SparseKernels, SparseParts
 from .._tensor import Tensor, _alias
-from .._graph import TensorMeta, accumulate_node, grad_fn_of, op_node, pack_saved, view_requires_grad
+from .._graph import OpNode, TensorMeta, accumulate_node, grad_fn_of, pack_saved, view_requires_grad
+from .._graph import _seq, _stack
 
 _grad = _state.grad
 _vm = _state.vmap
 _vmap_open = _state.vmap_open
 _autocast = _state.autocast
 _hooks_open = _state.saved_hooks_open
+_anomaly = _state.anomaly
+_new = object.__new__
 ALL = "all"
 _NO_EDGE = (None, 0)
 
@@ -156,9 +159,15 @@ def dispatch(op: OpDef, dev, args: tuple, inputs: tuple):
             if t._requires_grad or (t._base is not None and view_requires_grad(t)):
                 if op.backward is None or dev._kernels.__class__ is SparseKernels:
                     return _through_parts(op, dev, args)
+                k = dev._kernels.get(op.name)
                 _grad.enabled = False  # the kernel runs with grad mode off; one node is recorded
                 try:
-                    out = _run(op, dev, dev._kernels.get(op.name), args)
+                    if k is not None and not _vmap_open[0]:
+                        out = k(*args)  # (_run's kernel path, inline)
+                    else:
+                        out = _run(op, dev, k, args)
+                except MemoryError as e:
+                    raise RuntimeError(f"{op.name}: can't allocate memory: {e}") from None
                 finally:
                     _grad.enabled = mode
                 record(op, args, inputs, out)
@@ -297,7 +306,10 @@ def _through_parts(op, dev, args):
 
 def record(op, args, inputs, out) -> None:
     """Attach one graph node for ``op`` to ``out`` (a tensor or a tuple of tensors)."""
-    node = op_node()
+    node = _new(OpNode)  # (ember._graph.op_node, inline)
+    node._seq = next(_seq)
+    node._pre_hooks = node._hooks = node._tensor_hooks = node._retain = None
+    node._trace = _stack(2) if _anomaly.enabled else None  # (up to dispatch)
     node.op = op
     nf = []
     needs = []
@@ -324,7 +336,9 @@ def record(op, args, inputs, out) -> None:
     if saves.__class__ is not tuple and callable(saves):
         saves = saves(args, needs)
     saved = []
-    if saves == ALL:
+    if saves == ():  # (add, sub and the like: nothing saved, the arguments' metadata only)
+        node.args = _strip(args, inputs, saved)
+    elif saves == ALL:
         node.args = args
         for t in inputs:
             saved.append((t, t._version[0]))
@@ -416,6 +430,15 @@ def _strip(args, inputs, saved):
     """Replace the inputs the formula does not need (those not in ``saved``, the ``(tensor,
     version)`` pairs kept) by their metadata (other tensor arguments, such as a condition or an
     index, are kept)."""
+    if not saved:  # (the common plans of add, sub and the like, nothing saved)
+        n = len(args)
+        if args is inputs:  # two tensors, or one
+            if n == 2:
+                return (TensorMeta(args[0]), TensorMeta(args[1]))
+            if n == 1:
+                return (TensorMeta(args[0]),)
+        elif n == 2 and len(inputs) == 1 and args[0] is inputs[0] and args[1].__class__ in (float, int, bool):
+            return (TensorMeta(args[0]), args[1])  # a tensor and a number
     if len(inputs) > 4:
         drop = set(map(id, inputs))
         for t, _ in saved:

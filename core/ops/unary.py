@@ -67,6 +67,7 @@ def unary_meta(name: str, kind: int, refuse=frozenset()):
         t = (x,)
         return x._device, t, t
     meta.__name__ = meta.__qualname__ = name
+    meta.float_plain = refuse  # (a floating tensor outside ``refuse`` passes as it is: see declare._fast_unary)
     return meta
 
 

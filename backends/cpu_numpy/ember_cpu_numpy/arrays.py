@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ember.backend import Tensor, UntypedStorage, contiguous_strides, dtype_from_numpy
-from ember.backend import make_tensor as _make
+from ember.backend import Tensor, contiguous_strides, dtype_from_numpy
+from ember.backend import make_owning_tensor as _own
 
 _CSTRIDES: dict = {}  # shape -> C-contiguous strides (in elements)
 _FROM_NP: dict = {}  # numpy dtype -> ember dtype
@@ -52,14 +52,13 @@ def wrap(a, device) -> Tensor:
         if st is None:
             st = contiguous_strides(shape)
             _CSTRIDES[shape] = st
-        flat = a.ravel()
+        return _own(a.ravel(), a.nbytes, shape, st, dt, device, a)
+    flat = a.ravel(order="K")
+    if (flat.base is a or (a.base is not None and flat.base is a.base)) and all(s >= 0 for s in a.strides):
+        isz = a.itemsize
+        st = tuple(s // isz for s in a.strides)
     else:
-        flat = a.ravel(order="K")
-        if (flat.base is a or (a.base is not None and flat.base is a.base)) and all(s >= 0 for s in a.strides):
-            isz = a.itemsize
-            st = tuple(s // isz for s in a.strides)
-        else:
-            a = np.ascontiguousarray(a)
-            flat = a.reshape(-1)
-            st = contiguous_strides(shape)
-    return _make(UntypedStorage(flat, a.nbytes, device), shape, st, 0, dt, device, a)
+        a = np.ascontiguousarray(a)
+        flat = a.reshape(-1)
+        st = contiguous_strides(shape)
+    return _own(flat, a.nbytes, shape, st, dt, device, a)

@@ -10,8 +10,10 @@ import math
 
 import numpy as np
 
-from ember.backend import Tensor
+from ember.backend import Tensor, make_owning_tensor
 
+from ..arrays import _CSTRIDES
+from ..arrays import wrap as _np_wrap
 from .base import KernelGroup
 from .rules import BF16, F16, check_int_zero, to32
 
@@ -48,6 +50,8 @@ class Elementwise(KernelGroup):
     def unary(self, f):
         """The kernel ``k(x, out=None)`` applying ufunc-like ``f(a, out=None)``."""
         xp, nd, wrap = self.xp, self.nd, self.wrap
+        ndarray = xp.ndarray
+        own = make_owning_tensor if wrap is _np_wrap else None  # (numpy arrays: wrap's fast case inline)
 
         def k(x, out=None):
             a = x._native
@@ -62,7 +66,13 @@ class Elementwise(KernelGroup):
                 xp.copyto(nd(out), r, casting="unsafe")
                 return out
             if out is None:
-                return wrap(f(a), x._device)
+                r = f(a)
+                if own and r.__class__ is ndarray and r.dtype is x._dtype.np and r.flags.c_contiguous:
+                    sh = r.shape  # (wrap, inline: see binary)
+                    st = _CSTRIDES.get(sh)
+                    if st is not None:
+                        return own(r.ravel(), r.nbytes, sh, st, x._dtype, x._device, r)
+                return wrap(r, x._device)
             f(a, out=nd(out))
             return out
         return k
@@ -72,6 +82,7 @@ class Elementwise(KernelGroup):
         ``a``, ``b`` may be a python number."""
         xp, nd, wrap = self.xp, self.nd, self.wrap
         ndarray = xp.ndarray
+        own = make_owning_tensor if wrap is _np_wrap else None  # (numpy arrays: wrap's fast case inline)
 
         def k(a, b, out=None):
             if a.__class__ is Tensor:
@@ -102,7 +113,15 @@ class Elementwise(KernelGroup):
                 xp.copyto(nd(out), r, casting="unsafe")
                 return out
             if out is None:
-                return wrap(f(x, y), dev)
+                r = f(x, y)
+                if own and r.__class__ is ndarray and r.dtype is dt.np and r.flags.c_contiguous:
+                    # (wrap, inline for a result of the operands' dtype with the layout of a
+                    # shape seen before: the common case of tiny ops)
+                    sh = r.shape
+                    st = _CSTRIDES.get(sh)
+                    if st is not None:
+                        return own(r.ravel(), r.nbytes, sh, st, dt, dev, r)
+                return wrap(r, dev)
             f(x, y, out=nd(out))
             return out
         return k
