@@ -300,3 +300,16 @@ def test_whole_step_of_other_layers_matches_eager(kind):
         assert ember.equal(a, b)
         _same_params(model, ref)
     assert len(cstep.programs()) == 1 and not cstep.breaks
+
+
+def test_a_replay_is_one_profiler_range():
+    model = _model()
+    opt = ember.optim.SGD(model.parameters(), lr=0.1)
+    cstep = ember.compile(_step)
+    data = _data(3)
+    for x, y in data[:2]:
+        cstep(model, opt, x, y)
+    with ember.profiler.profile() as prof:
+        cstep(model, opt, *data[2])
+    keys = [e.key for e in prof.key_averages()]
+    assert keys == ["CompiledFunction: _step"], keys
