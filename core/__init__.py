@@ -64,7 +64,7 @@ __all__ = sorted(
 _LAZY_SUBMODULES = {"nn", "optim", "utils", "distributed", "testing", "cuda", "serialization", "cli", "backend",
                     "backends", "hookspecs", "sparse", "linalg", "special", "fft", "onnx", "jit", "multiprocessing",
                     "profiler", "amp", "cpu", "accelerator", "hub", "func", "version", "compiler", "_dynamo",
-                    "signal", "distributions"}
+                    "_inductor", "signal", "distributions"}
 
 
 def __getattr__(name):

@@ -35,6 +35,7 @@ LAYERS = (
        "ember.accelerator.*", "ember.jit", "ember.hub", "ember.onnx", "ember.onnx.*", "ember.func",
        "ember.func.*", "ember.profiler", "ember.profiler.*", "ember.autograd.profiler", "ember.linalg",
        "ember.fft", "ember.signal", "ember.signal.*", "ember.compiler", "ember.compiler.*", "ember._dynamo",
+       "ember._dynamo.*", "ember._inductor", "ember._inductor.*",
        "ember.distributions", "ember.distributions.*")),
     ("the package front, CLI, testing", ("ember", "ember.__main__", "ember.cli", "ember.testing", "ember.testing.*")),
 )

@@ -21,33 +21,19 @@ from . import _capture as C
 from . import _fusion
 from . import _guards as G
 from . import _train
+from ._config import config
 from ._program import MISS, SKIP, _refs, build, encode_output
 
 __all__ = ["compile", "explain", "reset", "disable", "is_compiling", "config", "Unsupported", "InvalidBackend",
-           "ExplainOutput", "CompiledFunction", "list_backends"]
+           "ExplainOutput", "CompiledFunction", "list_backends", "set_stance"]
 
 MODES = ("default", "lite", "reduce-overhead", "max-autotune-no-cudagraphs", "max-autotune")
 BACKENDS = ("inductor", "ember", "eager", "aot_eager")
 _lock = threading.RLock()
 _profiling = _profiler_state._active  # (a list: non-empty while a profiler records)
-
-
-class _Config:
-    """``ember.compiler.config`` (also ``ember._dynamo.config``): ``cache_size_limit``, the
-    programs kept per compiled function (PyTorch's default, 8); ``fuse`` and ``reuse_buffers``,
-    the defaults of the options of the same names; ``max_capture_retries``, how many captures in
-    a row may ask to be made again on the next call (an optimizer's first step creates its state)
-    before the call runs eagerly for good."""
-
-    def __init__(self):
-        self.cache_size_limit = 8
-        self.recompile_limit = 8
-        self.fuse = True
-        self.reuse_buffers = True
-        self.max_capture_retries = 2
-
-
-config = _Config()
+STANCES = ("default", "force_eager", "eager_on_recompile", "fail_on_recompile", "eager_then_compile",
+           "aot_eager_then_compile")
+_stance = ["default"]  # set_stance's current stance (one global, as PyTorch's)
 
 
 class Unsupported(RuntimeError):
@@ -75,6 +61,8 @@ class CompiledFunction:
     """What ``ember.compile(fn)`` returns for a function (``__wrapped__`` is ``fn``)."""
 
     def __init__(self, fn, module=None, fullgraph=False, dynamic=None, backend="inductor", mode=None, options=None):
+        # first: update_wrapper copies fn's __dict__, which for a compiled fn holds its cache
+        functools.update_wrapper(self, fn)
         self._fn = fn
         self._module = module
         self.fullgraph = fullgraph
@@ -87,16 +75,16 @@ class CompiledFunction:
         self._cache: dict = {}
         self._retries: dict = {}  # key -> captures that asked to be made again (Recorder.retry)
         self._warned = False
+        self._called = False  # (for the "..._then_compile" stances: whether a call ran yet)
         #: every break met by a capture, newest last (``ember.compiler.explain`` reads them)
         self.breaks: list = []
-        functools.update_wrapper(self, fn)
         _registry.append(self)
 
     def __get__(self, obj, objtype=None):
         return self if obj is None else functools.partial(self, obj)
 
     def __call__(self, *args, **kwargs):
-        if C._active or getattr(_disabled, "on", False):
+        if C._active or _stance[0] == "force_eager" or getattr(_disabled, "on", False):
             return self._fn(*args, **kwargs)
         flat: list = []
         try:
@@ -128,6 +116,18 @@ class CompiledFunction:
 
     def _capture(self, key, flat, args, kwargs):
         n = sum(1 if e.__class__ is _Eager else len(e) for e in self._cache.values())
+        stance = _stance[0]
+        if stance != "default":
+            if stance.endswith("then_compile") and not self._called:  # the first call runs eagerly
+                self._called = True
+                return self._fn(*args, **kwargs)
+            if n and stance == "eager_on_recompile":
+                return self._fn(*args, **kwargs)
+            if n and stance == "fail_on_recompile":
+                raise RuntimeError(f"Detected recompile when torch.compile stance is 'fail_on_recompile': "
+                                   f"{getattr(self._fn, '__qualname__', self._fn)} met arguments or state that "
+                                   "no cached program's guards accept")
+        self._called = True
         if n >= max(1, min(config.cache_size_limit, config.recompile_limit)):
             if not self._warned:
                 self._warned = True
@@ -259,7 +259,7 @@ def _is_module(m) -> bool:
     return any(c.__name__ == "Module" and c.__module__ == "ember.nn.modules.module" for c in type(m).__mro__)
 
 
-class _OptimizedMixin:
+class OptimizedModule:
     """The module ``ember.compile(module)`` returns (PyTorch's ``OptimizedModule``): ``_orig_mod``
     is the module, whose attributes it shows; calling it runs the compiled forward."""
 
@@ -285,7 +285,7 @@ def _optimized_module(m, fullgraph, dynamic, backend, mode, options):
     base = next(c for c in type(m).__mro__ if c.__name__ == "Module" and c.__module__ == "ember.nn.modules.module")
     cls = _classes.get(base)
     if cls is None:
-        cls = _classes[base] = type("OptimizedModule", (_OptimizedMixin, base), {"__module__": "ember.compiler"})
+        cls = _classes[base] = type("OptimizedModule", (OptimizedModule, base), {"__module__": "ember.compiler"})
     om = cls()
     om._orig_mod = m
     om.__dict__["_compiled"] = CompiledFunction(type(m).__call__.__get__(m), m, fullgraph, dynamic, backend, mode,
@@ -322,6 +322,48 @@ class disable:
 
     def __exit__(self, *exc):
         _disabled.on = self._prev
+
+
+class set_stance:
+    """Set how compiled functions behave (``torch.compiler.set_stance``): as a call (until the next
+    one), a ``with`` block or a decorator (during the decorated function's calls). ``stance``:
+    "default"; "force_eager" (compiled functions run as written); "eager_on_recompile" (cached
+    programs replay, new guards run eagerly instead of capturing); "fail_on_recompile" (new guards
+    raise ``RuntimeError`` once a function has a program); "eager_then_compile" and
+    "aot_eager_then_compile" (each function's first call runs eagerly, later ones capture).
+    ``skip_guard_eval_unsafe`` is accepted and ignored (guards are always checked);
+    ``force_backend`` is accepted with the default stance."""
+
+    def __init__(self, stance: str = "default", *, skip_guard_eval_unsafe: bool = False, force_backend=None):
+        if stance not in STANCES:
+            raise RuntimeError(f"ember.compiler.set_stance: unknown stance {stance!r}; expected one of "
+                               f"{', '.join(STANCES)}")
+        if force_backend is not None and stance != "default":
+            raise RuntimeError("non-default stance cannot have force_backend set")
+        if C._active:
+            raise RuntimeError("attempted to set_stance in a torch.compile region")
+        self.stance = stance
+        self.prev = _stance[0]
+        _stance[0] = stance
+
+    def __enter__(self):
+        _stance[0] = self.stance
+
+    def __exit__(self, *exc):
+        _stance[0] = self.prev
+
+    def __call__(self, fn):
+        _stance[0] = self.prev  # a decorator: the stance holds only while ``fn`` runs
+
+        @functools.wraps(fn)
+        def run(*a, **k):
+            before = _stance[0]
+            _stance[0] = self.stance
+            try:
+                return fn(*a, **k)
+            finally:
+                _stance[0] = before
+        return run
 
 
 def is_compiling() -> bool:
