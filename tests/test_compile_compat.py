@@ -208,3 +208,58 @@ def test_set_stance_errors():
         return x
     with pytest.raises(RuntimeError, match="set_stance in a torch.compile region"):
         ember.compile(inside)(ember.ones(1))
+
+
+def test_optimized_module_attributes_training_and_len_go_to_the_module():
+    lin = nn.Linear(3, 2)
+    model = ember.compile(lin)
+    model.temperature = 0.5          # set on the compiled module: lands on the original, as PyTorch's
+    assert lin.temperature == 0.5 and "temperature" not in model.__dict__
+    del model.temperature
+    assert not hasattr(lin, "temperature")
+    model.eval()
+    assert lin.training is False and model.training is False
+    lin.train()                     # the original's mode is the compiled module's
+    assert model.training is True
+    with pytest.raises(TypeError, match="Linear does not support len"):
+        len(model)
+    assert len(ember.compile(nn.Sequential(nn.ReLU(), nn.Tanh()))) == 2
+    assert "weight" in dir(model) and "_orig_mod" in dir(model)
+
+
+def test_copies_of_compiled_modules_and_functions_compile_afresh():
+    import copy
+    import io
+    lin = nn.Linear(2, 1)
+    model = ember.compile(lin)
+    x = ember.randn(3, 2)
+    model(x)
+    model(x)  # a replay: the program holds lin's parameters
+    ema = copy.deepcopy(model)
+    assert isinstance(ema, ember._dynamo.OptimizedModule) and ema._orig_mod is not lin
+    with ember.no_grad():
+        ema._orig_mod.weight.zero_()
+        ema._orig_mod.bias.fill_(1.0)
+    for _ in range(2):  # capture, then replay: both read the copy's parameters
+        assert ember.equal(ema(x), ember.ones(3, 1))
+    assert ember.equal(model(x), lin(x))
+    buf = io.BytesIO()
+    ember.save(model, buf)
+    buf.seek(0)
+    loaded = ember.load(buf, weights_only=False)
+    assert loaded.__dict__["_compiled"].programs() == []
+    assert ember.equal(loaded(x), lin(x))
+    cf = ember.compile(_double_plus_one)
+    cf(x)
+    assert copy.deepcopy(cf).programs() == [] and len(cf.programs()) == 1
+
+
+def test_dropped_compiled_functions_are_freed():
+    import gc
+    import weakref
+    cf = ember.compile(lambda t: t + 1)
+    cf(ember.ones(2))
+    ref = weakref.ref(cf)
+    del cf
+    gc.collect()
+    assert ref() is None

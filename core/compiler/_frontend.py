@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import threading
 import warnings
+import weakref
 
 from .. import _devices
 from ..profiler import _record as _profiler_state
@@ -53,7 +54,7 @@ class _Eager:
         self.reasons = reasons
 
 
-_registry: list = []  # compiled functions, for reset()
+_registry = weakref.WeakSet()  # live compiled functions, for reset() (weak: a dropped one frees its programs)
 _disabled = threading.local()
 
 
@@ -78,10 +79,17 @@ class CompiledFunction:
         self._called = False  # (for the "..._then_compile" stances: whether a call ran yet)
         #: every break met by a capture, newest last (``ember.compiler.explain`` reads them)
         self.breaks: list = []
-        _registry.append(self)
+        self._options = options
+        _registry.add(self)
 
     def __get__(self, obj, objtype=None):
         return self if obj is None else functools.partial(self, obj)
+
+    def __reduce__(self):
+        # a copy (copy.deepcopy, pickle) compiles the copied function afresh: programs hold the
+        # original's tensors and must not replay for the copy
+        return (CompiledFunction, (self._fn, self._module, self.fullgraph, self.dynamic, self.backend, self.mode,
+                                   self._options))
 
     def __call__(self, *args, **kwargs):
         if C._active or _stance[0] == "force_eager" or getattr(_disabled, "on", False):
@@ -260,8 +268,27 @@ def _is_module(m) -> bool:
 
 
 class OptimizedModule:
-    """The module ``ember.compile(module)`` returns (PyTorch's ``OptimizedModule``): ``_orig_mod``
-    is the module, whose attributes it shows; calling it runs the compiled forward."""
+    """The base of what ``ember.compile(module)`` returns (PyTorch's ``OptimizedModule``):
+    ``_orig_mod`` is the module; reading, setting and deleting attributes, ``training`` and
+    ``len()`` go to it; calling runs the compiled forward. A copy (``copy.deepcopy``, pickle)
+    copies the module and compiles the copy afresh."""
+
+    _own = frozenset({"_orig_mod", "_compiled"})
+
+    def _orig(self):
+        mods = self.__dict__.get("_modules")
+        return mods.get("_orig_mod") if mods else None
+
+    @property
+    def training(self) -> bool:
+        orig = self._orig()
+        return True if orig is None else orig.training
+
+    @training.setter
+    def training(self, value: bool) -> None:
+        orig = self._orig()
+        if orig is not None:  # (Module.__init__ sets it before there is a module to mirror)
+            orig.training = value
 
     def __getattr__(self, name):
         if name == "_orig_mod":
@@ -270,6 +297,34 @@ class OptimizedModule:
             return super().__getattr__(name)
         except AttributeError:
             return getattr(self._modules["_orig_mod"], name)
+
+    def __setattr__(self, name, value):
+        orig = self._orig()
+        if orig is None or name in OptimizedModule._own or hasattr(type(self), name):
+            super().__setattr__(name, value)
+        else:
+            setattr(orig, name, value)
+
+    def __delattr__(self, name):
+        orig = self._orig()
+        if orig is None or name in OptimizedModule._own or hasattr(type(self), name):
+            super().__delattr__(name)
+        else:
+            delattr(orig, name)
+
+    def __len__(self) -> int:
+        orig = self._orig()
+        if hasattr(type(orig), "__len__"):
+            return len(orig)
+        raise TypeError(f"{type(orig).__name__} does not support len()")
+
+    def __dir__(self):
+        own = super().__dir__()
+        return sorted(set(dir(self._orig())) | set(own))
+
+    def __reduce__(self):
+        c = self.__dict__["_compiled"]
+        return (_optimized_module, (self._orig(), c.fullgraph, c.dynamic, c.backend, c.mode, c._options))
 
     def forward(self, *args, **kwargs):
         return self.__dict__["_compiled"](*args, **kwargs)
@@ -295,8 +350,9 @@ def _optimized_module(m, fullgraph, dynamic, backend, mode, options):
 
 def reset() -> None:
     """Drop every compiled function's programs (``torch._dynamo.reset``)."""
-    for f in _registry:
+    for f in list(_registry):
         f._cache.clear()
+        f._retries.clear()
         f._warned = False
 
 
