@@ -261,3 +261,38 @@ def test_opencl_kernels_are_device_timed():
     with profile(activities=[ProfilerActivity.CPU]) as cpu_only:
         x + x
     assert _one(cpu_only, "opencl::add").self_device_time_total == 0
+
+
+def _forward_for_stack(model, x):
+    return model(x).sum()  # the line the linear events' stacks start at
+
+
+def test_with_stack_records_the_callers_frames(tmp_path):
+    model = ember.nn.Sequential(ember.nn.Linear(4, 3), ember.nn.ReLU())
+    with profile(activities=[ProfilerActivity.CPU], with_stack=True) as prof:
+        _forward_for_stack(model, ember.randn(2, 4)).backward()
+    linear = [e for e in prof.events() if e.name == "ember::linear"]
+    assert linear and linear[0].stack[0].endswith(": _forward_for_stack")
+    assert f"{__file__}(" in linear[0].stack[0]
+    assert any("test_with_stack_records_the_callers_frames" in f for f in linear[0].stack[1:])
+    ember_dir = os.path.dirname(ember.__file__)
+    assert all(not f.startswith(ember_dir) and "<ember" not in f for e in prof.events() for f in e.stack)
+    assert all(not e.stack for e in prof.events() if e.name.endswith("Backward0"))
+    rows = prof.key_averages(group_by_stack_n=1)
+    linear_rows = [r for r in rows if r.key == "ember::linear"]
+    assert len(linear_rows) == 1 and linear_rows[0].stack == linear[0].stack[:1]
+    table = rows.table(sort_by="self_cpu_time_total", row_limit=20)
+    assert "Source Location" in table and "_forward_for_stack" in table
+    path = tmp_path / "stacks.txt"
+    prof.export_stacks(str(path), "self_cpu_time_total")
+    lines = path.read_text().splitlines()
+    assert lines and all(line.rsplit(" ", 1)[1].isdigit() and int(line.rsplit(" ", 1)[1]) > 0 for line in lines)
+    assert any(line.split(" ")[0].endswith(":__forward_for_stack") for line in lines)  # innermost frame last
+
+
+def test_export_stacks_needs_with_stack(tmp_path):
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        ember.ones(2) + 1
+    assert all(not e.stack for e in prof.events())
+    with pytest.raises(RuntimeError, match="with_stack=True"):
+        prof.export_stacks(str(tmp_path / "s.txt"))

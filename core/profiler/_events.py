@@ -140,13 +140,19 @@ class EventList(list):
 
     def key_averages(self, group_by_input_shape: bool = False, group_by_stack_n: int = 0,
                      group_by_overload_name: bool = False) -> "EventList":
-        """One :class:`FunctionEventAvg` per name (and input shapes, with ``group_by_input_shape``)."""
+        """One :class:`FunctionEventAvg` per name (and input shapes, with ``group_by_input_shape``;
+        and the innermost ``group_by_stack_n`` frames of the caller's stack, recorded with
+        ``with_stack=True``)."""
         stats: dict = {}
         for e in self:
             k = (e.key, str(e.input_shapes)) if group_by_input_shape else e.key
+            if group_by_stack_n > 0:
+                k = (k, tuple(e.stack[:group_by_stack_n]))
             avg = stats.get(k)
             if avg is None:
                 avg = stats[k] = FunctionEventAvg()
+                if group_by_stack_n > 0:
+                    avg.stack = list(e.stack[:group_by_stack_n])
             avg.add(e)
             if not group_by_input_shape:
                 avg.input_shapes = None
@@ -171,10 +177,23 @@ class EventList(list):
         (``cpu_time_total``, ``self_cpu_time_total``, ``device_time_total`` (``cuda_time_total``),
         ``self_device_time_total``, ``cpu_memory_usage``, ``self_cpu_memory_usage``, ``count``...)."""
         from_table = _table_rows(self, sort_by, row_limit, top_level_events_only)
-        return _build_table(self, from_table, max_name_column_width, max_shapes_column_width, header, time_unit)
+        return _build_table(self, from_table, max_name_column_width, max_shapes_column_width, header, time_unit,
+                            max_src_column_width)
 
     def __str__(self):
         return self.table()
+
+    def export_stacks(self, path: str, metric: str = "self_cpu_time_total") -> None:
+        """Write one line per event that has a stack (``with_stack=True``) and a positive
+        ``metric``: its frames outermost first, joined by ``;``, then the metric as an integer (the
+        collapsed format of flame graph tools, as PyTorch writes it)."""
+        attr = _SORT_ALIASES.get(metric, metric)
+        clean = str.maketrans(" ;\t\n", "____")
+        with open(path, "w") as f:
+            for e in self:
+                value = int(getattr(e, attr))
+                if e.stack and value > 0:
+                    f.write(";".join(frame.translate(clean) for frame in reversed(e.stack)) + f" {value}\n")
 
     def export_chrome_trace(self, path: str) -> None:
         """Write the events as Chrome trace JSON (``chrome://tracing``, Perfetto): one complete
@@ -242,10 +261,16 @@ def _pct(part: float, whole: float) -> str:
     return f"{100.0 * part / whole:.2f}%" if whole else "0.00%"
 
 
-def _build_table(events, rows, name_w, shapes_w, header, time_unit) -> str:
+def _clip(text: str, width: int) -> str:
+    return text if len(text) <= width else "..." + text[len(text) - width + 3:]
+
+
+def _build_table(events, rows, name_w, shapes_w, header, time_unit, src_w=75) -> str:
     has_device = any(e.device_time_total for e in events)
+    shapes_w_used = shapes_w if shapes_w < 32 else 32
     has_mem = events._profile_memory or any(e.cpu_memory_usage or e.device_memory_usage for e in events)
     has_shapes = any(e.input_shapes for e in rows)
+    has_stack = any(isinstance(e, FunctionEventAvg) and e.stack for e in rows)
     total_self = sum(e.self_cpu_time_total for e in events) or 0.0
     total_dev = sum(e.self_device_time_total for e in events) or 0.0
     cols = ["Self CPU %", "Self CPU", "CPU total %", "CPU total", "CPU time avg"]
@@ -257,6 +282,9 @@ def _build_table(events, rows, name_w, shapes_w, header, time_unit) -> str:
     name_w = max(min(name_w, max([len(e.key) for e in rows] + [4])), 4)
     widths = [name_w] + [12] * len(cols) + ([shapes_w if shapes_w < 32 else 32] if has_shapes else [])
     heads = ["Name"] + cols + (["Input Shapes"] if has_shapes else [])
+    if has_stack:
+        widths.append(src_w)
+        heads.append("Source Location")
     sep = "  ".join("-" * w for w in widths)
     out = [header] if header else []
     out += [sep, "  ".join(h.rjust(w) for h, w in zip(heads, widths)), sep]
@@ -276,8 +304,13 @@ def _build_table(events, rows, name_w, shapes_w, header, time_unit) -> str:
         cells.append(str(e.count))
         if has_shapes:
             s = str(e.input_shapes)
-            cells.append(s if len(s) <= widths[-1] else s[:widths[-1] - 3] + "...")
+            cells.append(s if len(s) <= shapes_w_used else s[:shapes_w_used - 3] + "...")
+        frames = list(e.stack) if has_stack else []
+        if has_stack:
+            cells.append(_clip(frames.pop(0) if frames else "", src_w))
         out.append("  ".join(c.rjust(w) for c, w in zip([name] + cells, widths)))
+        for frame in frames:  # the further frames of the row's stack, one line each
+            out.append("  ".join([" " * w for w in widths[:-1]] + [_clip(frame, src_w).rjust(src_w)]))
     out.append(sep)
     out.append(f"Self CPU time total: {_fmt_us(total_self, time_unit)}")
     if has_device:

@@ -16,6 +16,8 @@ program that is not being profiled pays nothing (no flag is read on the hot path
 """
 from __future__ import annotations
 
+import os
+import sys
 import threading
 import time
 import types
@@ -52,6 +54,7 @@ class Recorder:
         self.record_shapes = record_shapes
         self.profile_memory = profile_memory
         self.device_activity = device_activity
+        self.with_stack = with_stack
         self.events: list = []
         self.local = threading.local()
         self.t0 = _now()
@@ -74,6 +77,8 @@ class Recorder:
         self._next_id += 1
         shapes = _shapes(args, kwargs) if (self.record_shapes and args is not None) else None
         ev = FunctionEvent(self._next_id, name, threading.get_ident(), 0.0, 0.0, shapes, kind=kind)
+        if self.with_stack and kind != "backward":  # (the engine, not user code, calls backward nodes)
+            ev.stack = _user_stack()
         if stack:
             ev.cpu_parent = stack[-1]
             stack[-1].cpu_children.append(ev)
@@ -281,6 +286,23 @@ class ProfilingKernels(dict):
             finally:
                 rec.end(ev, out, args)
         return op_then_kernel
+
+
+_EMBER_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def _user_stack() -> list:
+    """The python frames of the code calling into ember, innermost first, as PyTorch writes them
+    (``"train.py(42): forward"``); ember's own frames are left out."""
+    out = []
+    f = sys._getframe(2)
+    while f is not None:
+        code = f.f_code
+        name = code.co_filename
+        if not (name.startswith(_EMBER_DIR) or name.startswith("<ember")):  # (generated front ends)
+            out.append(f"{code.co_filename}({f.f_lineno}): {code.co_name}")
+        f = f.f_back
+    return out
 
 
 def _shapes(args, kwargs) -> list:

@@ -230,7 +230,10 @@ class _KinetoProfile:
             self.events().export_chrome_trace(path)
 
     def export_stacks(self, path: str, metric: str = "self_cpu_time_total") -> None:
-        raise RuntimeError("export_stacks: ember's profiler records no stacks (with_stack is accepted and ignored)")
+        """The recorded stacks in flame graph tools' collapsed format (``with_stack=True``)."""
+        if not self.with_stack:
+            raise RuntimeError("export_stacks: the profiler recorded no stacks; profile with with_stack=True")
+        self.events().export_stacks(path, metric)
 
 
 class profile(_KinetoProfile):
@@ -238,8 +241,10 @@ class profile(_KinetoProfile):
     backend kernels (``cpu_numpy::add``, ``opencl::add``: device-timed with a device activity),
     backward nodes (``AddBackward0``) and :class:`record_function` ranges. With ``schedule``,
     ``step()`` moves through its actions as PyTorch's does (``ProfilerStep#N`` ranges, and
-    ``on_trace_ready`` at the end of each active cycle). ``with_stack``, ``with_flops`` and
-    ``with_modules`` are accepted: ember records no stacks, flops or module hierarchy."""
+    ``on_trace_ready`` at the end of each active cycle). ``with_stack=True`` keeps the calling
+    python stack of each op, kernel and range (``event.stack``, ``key_averages(group_by_stack_n=)``,
+    ``export_stacks``); ``with_flops`` and ``with_modules`` are accepted: ember records no flops or
+    module hierarchy."""
 
     def __init__(self, *, activities=None, schedule=None, on_trace_ready=None, record_shapes: bool = False,
                  profile_memory: bool = False, with_stack: bool = False, with_flops: bool = False,
