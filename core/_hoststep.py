@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 
-__all__ = ["host_step", "recorder", "capturing"]
+__all__ = ["host_step", "host_effect", "recorder", "capturing"]
 
 #: the running capture's recorder (``ember.compiler._capture.Recorder``), or None
 recorder: list = [None]
@@ -33,3 +33,12 @@ def capturing() -> bool:
     """Whether ``ember.compile`` is recording a call (for checks whose only purpose is to pick the
     faster of two paths that give the same values: a capture takes the general one)."""
     return recorder[0] is not None
+
+
+def host_effect(what: str) -> None:
+    """``what`` changes host state that a replay would not change again (seeding or setting a
+    random generator): inside a capture, a break, so the call runs eagerly and keeps eager's
+    results; outside a capture, nothing (one list read)."""
+    r = recorder[0]
+    if r is not None and not r.depth:
+        r.brk(f"{what} inside the compiled call (a replay would not repeat it)")

@@ -125,6 +125,35 @@ def test_rng_draws_match_eager():
     assert all(ember.equal(a, b) for a, b in zip(ref, got))
 
 
+def test_seeding_inside_the_call_is_a_break_and_keeps_eager_draws():
+    def reseeds(x):
+        ember.manual_seed(0)
+        return x + ember.rand(3)
+
+    gen = ember.Generator()
+
+    def reseeds_own(x):
+        gen.manual_seed(3)
+        return x + ember.randn(3, generator=gen)
+
+    def sets_state(x, state):
+        ember.set_rng_state(state)
+        return x + ember.rand(3)
+
+    x = ember.zeros(3)
+    state = ember.get_rng_state()
+    for fn, args in ((reseeds, (x,)), (reseeds_own, (x,)), (sets_state, (x, state))):
+        cf = ember.compile(fn)
+        ref = fn(*args)
+        got = [cf(*args) for _ in range(3)]  # a replay without the reseed would draw new numbers
+        assert all(ember.equal(g, ref) for g in got), fn.__name__
+        assert cf.programs() == []
+        seeded = [b for b in cf.breaks if "random generator" in b.reason]  # (set_state also reads its tensor)
+        assert len(seeded) == 1 and "test_compile.py" in seeded[0].where
+    with pytest.raises(Unsupported, match="seeding a random generator"):
+        ember.compile(reseeds, fullgraph=True)(x)
+
+
 def test_inplace_writes_into_inputs_and_version_counters():
     def f(x, y):
         x.add_(1)

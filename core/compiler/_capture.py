@@ -274,6 +274,8 @@ class Recorder:
     # -- breaks, guards, training steps --------------------------------------------------------
     def brk(self, reason: str) -> None:
         b = Break(reason, user_frame())
+        if any(x.reason == reason and x.where == b.where for x in self.breaks):
+            return  # (one line met the same break again: seeding every device's generator)
         self.breaks.append(b)
         if self.fullgraph:
             raise b

@@ -12,6 +12,7 @@ import threading
 
 from .. import _devices
 from .. import _dtype as D
+from .. import _hoststep
 from .. import _plugins
 from .._tensor import Tensor
 from . import _args as U
@@ -52,10 +53,12 @@ class Generator:
         seed = int(seed)
         if seed < -(2 ** 63) or seed >= 2 ** 64:
             raise RuntimeError(f"Overflow when unpacking long: seed {seed} must fit in 64 bits")
+        _hoststep.host_effect("seeding a random generator (manual_seed)")
         self._gen.manual_seed(seed & 0xFFFFFFFFFFFFFFFF)
         return self
 
     def seed(self) -> int:
+        _hoststep.host_effect("seeding a random generator (seed)")
         return self._gen.seed()
 
     def initial_seed(self) -> int:
@@ -72,6 +75,7 @@ class Generator:
     def set_state(self, new_state: Tensor) -> "Generator":
         if not isinstance(new_state, Tensor) or new_state._dtype is not D.uint8:
             raise TypeError("set_state expects an ember.ByteTensor (uint8) produced by get_state()")
+        _hoststep.host_effect("setting a random generator's state (set_state / set_rng_state)")
         self._gen.set_state(new_state.detach()._host().copy())
         return self
 
@@ -86,7 +90,7 @@ def default_generator(device) -> Generator:
             g = _defaults.get(device)
             if g is None:
                 g = Generator(device)
-                g.manual_seed(_seed[0])
+                g._gen.manual_seed(_seed[0])  # (a first use, not a user's reseed: no break in a capture)
                 _defaults[device] = g
     return g
 
@@ -95,6 +99,7 @@ def manual_seed(seed: int) -> Generator:
     """Seed the default generators of every device (loaded now or later); returns cpu's (the
     default device's where no cpu backend is installed)."""
     seed = int(seed)
+    _hoststep.host_effect("seeding a random generator (manual_seed)")
     _seed[0] = seed & 0xFFFFFFFFFFFFFFFF
     for g in list(_defaults.values()):
         g.manual_seed(seed)
