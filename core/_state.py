@@ -15,6 +15,10 @@ class _GradState(threading.local):
 
 grad = _GradState()
 
+#: counts attribute assignments and deletions on every ``nn.Module`` (``Module.__setattr__`` and
+#: ``__delattr__`` add one): ember.compile's module guards compare attributes only after it moved
+module_attribute_writes = [0]
+
 #: how many ``saved_tensors_hooks`` blocks are open in all threads: ``record`` reads this plain
 #: list first, and the thread's ``grad.saved_hooks`` only when some thread has hooks
 saved_hooks_open = [0]

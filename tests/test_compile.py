@@ -332,3 +332,108 @@ def test_view_of_a_parameter_made_inside_reads_the_parameter_live():
     cf(x)
     w.data = ember.randn(3, 3)  # a new storage: the program must not read the old one through a stale view
     assert ember.equal(cf(x), x @ w.t())
+
+
+class _Scaled(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(3, 3)
+        self.scale = 1.0
+        self.use_bias = True
+        self.act = ember.tanh
+
+    def forward(self, x):
+        y = self.act(self.lin(x)) * self.scale
+        return y + 1 if self.use_bias else y
+
+
+def test_module_attributes_read_by_forward_are_guarded():
+    m = _Scaled()
+    cm = ember.compile(m)
+    x = ember.randn(2, 3, dtype=ember.float64)
+    m.double()
+    with ember.no_grad():
+        for _ in range(2):
+            assert ember.equal(cm(x), m(x))
+        for name, value in (("scale", 2.5), ("use_bias", False), ("act", ember.sigmoid)):
+            setattr(m, name, value)  # a replay of the old program would use the old value
+            assert ember.equal(cm(x), m(x)), name
+            assert ember.equal(cm(x), m(x)), name
+        n = len(_programs(cm))
+        m.scale, m.use_bias, m.act = 1.0, True, ember.tanh  # back to the first state: its program
+        assert ember.equal(cm(x), m(x)) and len(_programs(cm)) == n
+
+
+def test_a_global_model_switched_to_eval_does_not_replay_its_training_program():
+    model = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.5), nn.BatchNorm1d(4)).double()
+
+    @ember.compile
+    def forward(x):
+        return model(x)
+    x = ember.randn(8, 4, dtype=ember.float64)
+    with ember.no_grad():
+        forward(x)
+        forward(x)
+        model.eval()
+        assert ember.equal(forward(x), model(x))
+        assert ember.equal(forward(x), model(x))
+        model.train()
+        ember.manual_seed(1)
+        a = forward(x)
+        ember.manual_seed(1)
+        assert ember.equal(a, model(x))
+    assert len(forward.programs()) == 2 and forward.breaks == []
+
+
+def test_globals_and_closure_variables_the_function_reads_are_guarded():
+    global _GLOBAL_FACTOR
+    _GLOBAL_FACTOR = 3.0
+    cf = ember.compile(lambda t: t * _GLOBAL_FACTOR)
+    x = ember.ones(2)
+    cf(x)
+    cf(x)
+    _GLOBAL_FACTOR = 5.0
+    assert cf(x).tolist() == [5.0, 5.0]
+
+    def make():
+        k = 2.0
+
+        def inner(t):
+            return t * k
+
+        def set_k(v):
+            nonlocal k
+            k = v
+        return inner, set_k
+    inner, set_k = make()
+    ci = ember.compile(inner)
+    ci(x)
+    ci(x)
+    set_k(7.0)
+    assert ci(x).tolist() == [7.0, 7.0]
+
+
+def test_assigning_a_variable_or_module_attribute_inside_the_call_is_a_break():
+    global _CALLS
+    _CALLS = 0
+
+    def counts(t):
+        global _CALLS
+        _CALLS += 1
+        return t * _CALLS
+    cf = ember.compile(counts)
+    assert [cf(ember.ones(1)).item() for _ in range(3)] == [1.0, 2.0, 3.0]
+    assert "assigned inside the call: _CALLS" in cf.breaks[0].reason
+
+    class Counter(nn.Module):
+        def forward(self, t):
+            self.calls = getattr(self, "calls", 0) + 1
+            return t * self.calls
+    counter = Counter()
+    cg = ember.compile(lambda t: counter(t))  # a module the compiled function calls, not owns
+    assert [cg(ember.ones(1)).item() for _ in range(3)] == [1.0, 2.0, 3.0]
+    assert "Counter.calls" in cg.breaks[0].reason
+
+
+_GLOBAL_FACTOR = 3.0
+_CALLS = 0

@@ -166,6 +166,9 @@ class Recorder:
         #: to each tensor's ``.grad`` inside the call
         self.grad_first: dict = {}
         self.guards: list = []      # functions () -> bool that must hold for a replay
+        #: id(module) -> (module, its attributes when first called): the nn.Modules called inside
+        #: the call (their state is guarded; an attribute assigned inside the call is a break)
+        self.modules_called: dict = {}
         self.retry_reason = None    # set: run this call eagerly, capture again on the next one
         self.fullgraph = fullgraph
         self.slots: list = []
@@ -279,6 +282,11 @@ class Recorder:
         self.breaks.append(b)
         if self.fullgraph:
             raise b
+
+    def module_called(self, module) -> None:
+        """``Module.__call__`` reports each module it runs inside the call."""
+        if not self.depth and id(module) not in self.modules_called:
+            self.modules_called[id(module)] = (module, dict(module.__dict__))
 
     def retry(self, reason: str) -> None:
         """The call runs eagerly and the next call with the same guards captures again (state made

@@ -149,11 +149,12 @@ class CompiledFunction:
             for i, t in enumerate(flat):
                 rec.add_input(t, i)
             snap = G.module_snapshot(self._module) if self._module is not None else None
+            variables = G.function_snapshot(self._fn)
             try:
                 with rec:
                     out = self._fn(*args, **kwargs)
                     enc = encode_output(rec, out)
-                    self._after(rec, devices, snap)
+                    self._after(rec, devices, snap, variables)
             except C.Break as b:
                 self.breaks.append(b)
                 raise Unsupported(f"ember.compile(fullgraph=True): {b}") from None
@@ -183,20 +184,45 @@ class CompiledFunction:
                 out = prog.wrap_capture(out)
             else:
                 prog = build(rec, enc, len(flat), reuse=self._reuse, fuse=_fusion.fuse if self._fuse else None)
-            mguard = G.module_guard(self._module) if self._module is not None else None
+            mguard = self._state_guard(rec, variables)
             entry = self._cache.get(key)
             if entry is None or entry.__class__ is _Eager:
                 entry = self._cache[key] = []
             entry.append((prog, mguard))
             return out
 
-    def _after(self, rec, devices, snap):
+    def _after(self, rec, devices, snap, variables):
         if set(_devices._canon.values()) - devices:
             rec.brk("a device was used for the first time inside the capture")
         if snap is not None:
             changed = G.changed_attributes(snap)
             if changed:
                 rec.brk("module attributes assigned inside the call: " + ", ".join(sorted(changed)[:5]))
+        if rec.modules_called:  # modules the call ran but does not own (a global model)
+            own = {id(m) for m, _ in snap} if snap is not None else set()
+            changed = G.changed_attributes([pair for k, pair in rec.modules_called.items() if k not in own])
+            if changed:
+                rec.brk("module attributes assigned inside the call: " + ", ".join(sorted(changed)[:5]))
+        changed = G.changed_variables(variables)
+        if changed:
+            rec.brk("python variables the compiled function reads were assigned inside the call: "
+                    + ", ".join(sorted(changed)[:5]))
+
+    def _state_guard(self, rec, variables):
+        """What must hold besides the key for a program to replay: the state of the compiled module
+        and of every module the call ran (a global model switched to eval mode must not replay its
+        training program), and the python variables the function reads (its globals and closure)."""
+        modules = list(self._module.modules()) if self._module is not None else []
+        seen = {id(m) for m in modules}
+        modules += [m for k, (m, _) in rec.modules_called.items() if k not in seen]
+        guards = [g for g in (G.modules_guard(modules) if modules else None, G.variables_guard(variables))
+                  if g is not None]
+        if not guards:
+            return None
+        if len(guards) == 1:
+            return guards[0]
+        first, second = guards
+        return lambda: first() and second()
 
 
 def _check_step_outputs(rec, enc) -> None:

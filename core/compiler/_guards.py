@@ -16,6 +16,8 @@ the program itself (:mod:`._program`).
 """
 from __future__ import annotations
 
+import operator
+
 from .. import _dtype as D
 from .. import _state
 from .._layout import SparseParts
@@ -79,22 +81,118 @@ class _Same:
 
 
 def module_guard(module):
-    """A function ``() -> bool`` checking ``module``'s state against the present one."""
-    g = {}
+    """A function ``() -> bool`` checking ``module``'s state (and its submodules') against the
+    present one (:func:`modules_guard`)."""
+    return modules_guard(list(module.modules()))
+
+
+def modules_guard(modules):
+    """A function ``() -> bool`` checking the state of each module in ``modules`` against the
+    present one: its ``training`` flag, that it has no forward hooks, each parameter and buffer
+    the same object, and every other attribute as it is now: python numbers, strings and None by
+    value, anything else (tuples, functions, configs, plain tensors) the same object or an equal
+    one. Forward code reads these (``self.scale``, ``self.use_bias``, ``self.act``); the program
+    recorded the values the capture read, so a changed one must capture again. Objects changed in
+    place (a list appended to, a config's field set) are not seen. Module's own bookkeeping
+    (hook dicts, the parameter, buffer and child dicts) is left out: it is checked above or never
+    replaced. The attributes are compared only when ``Module.__setattr__``/``__delattr__`` ran
+    since the last passing check (a counter in ``_state``): a replay in a loop that assigns no
+    module attribute pays one integer comparison for them (a write straight into a module's
+    ``__dict__`` is not seen)."""
+    g = {"_writes": _state.module_attribute_writes, "_seen": [_state.module_attribute_writes[0]]}
     conds = []
-    for i, m in enumerate(module.modules()):
+    attrs = []  # compared only when some module attribute was assigned since the last check passed
+    for i, m in enumerate(modules):
+        d = m.__dict__
         g[f"m{i}"] = m
+        g[f"a{i}"] = d
         conds.append(f"m{i}.training is {bool(m.training)!r}")
         conds.append(f"not m{i}._forward_hooks and not m{i}._forward_pre_hooks")
         for kind in ("_parameters", "_buffers"):
-            d = m.__dict__.get(kind) or {}
-            for name, t in d.items():
+            entries = d.get(kind) or {}
+            for name, t in entries.items():
                 j = len(g)
-                g[f"d{j}"] = d
+                g[f"d{j}"] = entries
                 g[f"p{j}"] = t
                 conds.append(f"d{j}.get({name!r}) is p{j}")
-    src = "def guard():\n    return " + (" and ".join(conds) or "True") + "\n"
-    exec(compile(src, "<ember.compile guard>", "exec"), g)  # noqa: S102 - generated from the module
+        internal = m._internal_attributes
+        own = [(k, v) for k, v in d.items() if k not in internal]
+        if own:  # one tuple comparison: identical items match without their __eq__ being called
+            g[f"k{i}"], g[f"v{i}"] = tuple(k for k, _ in own), tuple(v for _, v in own)
+            attrs.append(f"tuple(map(a{i}.get, k{i})) == v{i}")
+    # (an attribute replaced by an object whose == raises, an array or a tensor: not the same state)
+    src = ("def attributes():\n    try:\n        return " + (" and ".join(attrs) or "True")
+           + "\n    except Exception:\n        return False\n"
+           "def guard():\n    if not (" + (" and ".join(conds) or "True") + "):\n        return False\n"
+           "    n = _writes[0]\n    if n == _seen[0]:\n        return True\n"
+           "    if attributes():\n        _seen[0] = n\n        return True\n    return False\n")
+    exec(compile(src, "<ember.compile guard>", "exec"), g)  # noqa: S102 - generated from the modules
+    return g["guard"]
+
+
+def function_snapshot(fn):
+    """The python variables ``fn`` itself reads besides its arguments: the globals its code names
+    and the cells of its closure, as ``(place, key, value)`` triples (None for an object that is not
+    a python function, or ember's own ``Module.__call__``)."""
+    fn = getattr(fn, "__func__", fn)
+    code = getattr(fn, "__code__", None)
+    if code is None or fn.__module__ == "ember.nn.modules.module":
+        return None
+    out = []
+    glob = fn.__globals__
+    for name in code.co_names:
+        if name in glob:
+            out.append((glob, name, glob[name]))
+    for cell in fn.__closure__ or ():
+        try:
+            out.append((cell, None, cell.cell_contents))
+        except ValueError:  # an empty cell (a variable assigned later)
+            pass
+    return out
+
+
+def _now(place, key):
+    if key is None:
+        try:
+            return place.cell_contents
+        except ValueError:
+            return _missing
+    return place.get(key, _missing)
+
+
+def changed_variables(snapshot) -> list:
+    """The names in ``snapshot`` assigned since (inside the call: a replay would not assign them)."""
+    return [key or "(a closure variable)" for place, key, v in snapshot or () if _now(place, key) is not v]
+
+
+def variables_guard(snapshot):
+    """A function ``() -> bool``: the variables of ``snapshot`` hold what they held (python numbers,
+    strings and None by value, anything else by identity), or None where there are none."""
+    if not snapshot:
+        return None
+    g = {"_is": operator.is_, "_M": _missing}
+    conds = []
+    by_dict: dict = {}
+    for place, key, v in snapshot:
+        if key is None:  # a closure cell
+            n = len(g)
+            g[f"c{n}"], g[f"v{n}"] = place, v
+            conds.append(f"c{n}.cell_contents {'==' if v.__class__ in _SCALARS else 'is'} v{n}")
+        else:
+            by_dict.setdefault(id(place), (place, []))[1].append((key, v))
+    for i, (place, items) in enumerate(by_dict.values()):
+        g[f"g{i}"] = place
+        scalars = [(k, v) for k, v in items if v.__class__ in _SCALARS]
+        objects = [(k, v) for k, v in items if v.__class__ not in _SCALARS]
+        if scalars:
+            g[f"ks{i}"], g[f"vs{i}"] = tuple(k for k, _ in scalars), tuple(v for _, v in scalars)
+            conds.append(f"tuple(map(g{i}.get, ks{i})) == vs{i}")
+        if objects:
+            g[f"ko{i}"], g[f"vo{i}"] = tuple(k for k, _ in objects), tuple(v for _, v in objects)
+            conds.append(f"all(map(_is, map(g{i}.get, ko{i}), vo{i}))")
+    src = ("def guard():\n    try:\n        return " + " and ".join(conds)
+           + "\n    except ValueError:  # a closure cell emptied since\n        return False\n")
+    exec(compile(src, "<ember.compile guard>", "exec"), g)  # noqa: S102 - generated from the snapshot
     return g["guard"]
 
 

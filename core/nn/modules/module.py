@@ -11,7 +11,7 @@ import itertools
 from collections import OrderedDict, namedtuple
 from typing import Any, Callable, Iterator
 
-from ... import _devices, _state
+from ... import _devices, _hoststep, _state
 from ... import _dtype as D
 from ..._graph import RemovableHandle
 from ..._methods import parse_to
@@ -25,6 +25,8 @@ __all__ = ["Module", "register_module_forward_pre_hook", "register_module_forwar
            "register_module_full_backward_hook", "register_module_full_backward_pre_hook"]
 
 _grad = _state.grad
+_capture = _hoststep.recorder  # [the running ember.compile capture's recorder, or None]
+_attribute_writes = _state.module_attribute_writes
 
 # global hooks (``nn.modules.module.register_module_forward_hook``...), applied to every module
 _global_forward_pre_hooks: dict = OrderedDict()
@@ -139,6 +141,8 @@ class Module:
 
     # -- calling -----------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
+        if _capture[0] is not None:  # ember.compile records this call: the module's state is guarded
+            _capture[0].module_called(self)
         if not (self._forward_pre_hooks or self._forward_hooks or self._backward_hooks or self._backward_pre_hooks
                 or _global_forward_pre_hooks or _global_forward_hooks or _global_backward_hooks
                 or _global_backward_pre_hooks):
@@ -389,6 +393,7 @@ class Module:
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def __setattr__(self, name: str, value: Any) -> None:
+        _attribute_writes[0] += 1
         d = self.__dict__
         params = d.get("_parameters")
         if isinstance(value, Parameter):
@@ -441,6 +446,7 @@ class Module:
                     d["_non_persistent_buffers_set"].discard(name)
 
     def __delattr__(self, name: str) -> None:
+        _attribute_writes[0] += 1
         d = self.__dict__
         if name in d.get("_parameters", ()):
             del d["_parameters"][name]
@@ -793,3 +799,8 @@ class Module:
 def _parse_to(args, kwargs):
     device, dtype, _, _ = parse_to(args, dict(kwargs))
     return (None if device is None else _devices.canonical(device)), dtype
+
+
+#: the attributes every Module sets for itself in ``__init__`` (its bookkeeping, "training" aside):
+#: ember.compile's guards compare a module's other attributes, the ones forward code reads
+Module._internal_attributes = frozenset(Module().__dict__) - {"training"}
