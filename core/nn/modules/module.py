@@ -20,6 +20,10 @@ from ...ops import creation as _factory
 from ... import compiler as _compiler
 from ..parameter import Buffer, Parameter
 from . import _backward_hooks as BH
+from ._global_hooks import (_global_backward_hooks, _global_backward_pre_hooks, _global_forward_hooks,
+                            _global_forward_pre_hooks, register_module_forward_hook,
+                            register_module_forward_pre_hook, register_module_full_backward_hook,
+                            register_module_full_backward_pre_hook)
 
 __all__ = ["Module", "register_module_forward_pre_hook", "register_module_forward_hook",
            "register_module_full_backward_hook", "register_module_full_backward_pre_hook"]
@@ -27,40 +31,6 @@ __all__ = ["Module", "register_module_forward_pre_hook", "register_module_forwar
 _grad = _state.grad
 _capture = _hoststep.recorder  # [the running ember.compile capture's recorder, or None]
 _attribute_writes = _state.module_attribute_writes
-
-# global hooks (``nn.modules.module.register_module_forward_hook``...), applied to every module
-_global_forward_pre_hooks: dict = OrderedDict()
-_global_forward_hooks: dict = OrderedDict()
-_global_backward_hooks: dict = OrderedDict()
-_global_backward_pre_hooks: dict = OrderedDict()
-
-
-def register_module_forward_pre_hook(hook: Callable) -> RemovableHandle:
-    """A forward pre-hook run for every module: ``hook(module, args)``."""
-    h = RemovableHandle(_global_forward_pre_hooks)
-    _global_forward_pre_hooks[h.id] = hook
-    return h
-
-
-def register_module_forward_hook(hook: Callable, *, always_call: bool = False) -> RemovableHandle:
-    """A forward hook run for every module: ``hook(module, args, output)``."""
-    h = RemovableHandle(_global_forward_hooks)
-    _global_forward_hooks[h.id] = hook
-    return h
-
-
-def register_module_full_backward_hook(hook: Callable) -> RemovableHandle:
-    """A backward hook run for every module: ``hook(module, grad_input, grad_output)``."""
-    h = RemovableHandle(_global_backward_hooks)
-    _global_backward_hooks[h.id] = hook
-    return h
-
-
-def register_module_full_backward_pre_hook(hook: Callable) -> RemovableHandle:
-    h = RemovableHandle(_global_backward_pre_hooks)
-    _global_backward_pre_hooks[h.id] = hook
-    return h
-
 
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
     """What ``load_state_dict`` returns: the keys it missed and the keys it did not use."""
