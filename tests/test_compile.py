@@ -437,3 +437,21 @@ def test_assigning_a_variable_or_module_attribute_inside_the_call_is_a_break():
 
 _GLOBAL_FACTOR = 3.0
 _CALLS = 0
+
+
+def test_a_tensor_passed_twice_is_keyed_apart_from_two_tensors():
+    def f(x, y):
+        return x * 2 + y * 10
+
+    cf = ember.compile(f)
+    a, b = ember.ones(2), ember.full((2,), 5.0)
+    for args in ((a, a), (a, b), (b, a), (b, b), (a, a)):
+        assert ember.equal(cf(*args), f(*args))  # a capture of f(a, a) read one input for both
+    assert len(cf.programs()) == 2
+
+    w = ember.ones(3, requires_grad=True)
+    cw = ember.compile(lambda p, q: (p * q).sum())
+    for _ in range(3):
+        w.grad = None
+        cw(w, w).backward()
+        assert w.grad.tolist() == [2.0, 2.0, 2.0]

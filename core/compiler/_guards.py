@@ -2,7 +2,8 @@
 
 :func:`call_key` is the cache key of one call: for each tensor argument its shape, strides
 (contiguity), offset, dtype, device and ``requires_grad``; python numbers, strings and None by value
-(they were recorded into the program); named tuples by their items; other objects by identity
+(they were recorded into the program); a tensor passed twice by the index of its first place
+(one input of the program); named tuples by their items; other objects by identity
 (the key holds them, so that their ids are not reused while the entry lives); and the process state the
 recording depends on: grad mode, inference mode, the default dtype and device, autocast. The
 tensors are collected in order into ``flat``, the inputs of the program.
@@ -53,6 +54,9 @@ def _arg(a, flat):
             raise Unguardable("a batched (vmap) tensor argument")
         if a._storage.__class__ is SparseParts:
             raise Unguardable("a sparse tensor argument (its indices and values are not guarded)")
+        for j in range(len(flat)):
+            if flat[j] is a:  # the same tensor passed again: one input of the program, and a key
+                return j      # of its own (a capture of f(a, a) must not replay for f(a, b))
         flat.append(a)
         return (a._shape, a._stride, a._offset, a._dtype, a._device, a._requires_grad, a.__class__)
     if a.__class__ in _SCALARS:
