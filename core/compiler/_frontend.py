@@ -16,6 +16,7 @@ import warnings
 import weakref
 
 from .. import _devices
+from .._tensor import Tensor
 from ..profiler import _record as _profiler_state
 from ..profiler.profiler import record_function
 from . import _capture as C
@@ -185,6 +186,7 @@ class CompiledFunction:
             else:
                 prog = build(rec, enc, len(flat), reuse=self._reuse, fuse=_fusion.fuse if self._fuse else None)
             mguard = self._state_guard(rec, variables)
+            _pin_shared_inputs(prog, flat, self._module, rec, variables)
             entry = self._cache.get(key)
             if entry is None or entry.__class__ is _Eager:
                 entry = self._cache[key] = []
@@ -404,6 +406,31 @@ class disable:
 
     def __exit__(self, *exc):
         _disabled.on = self._prev
+
+
+def _pin_shared_inputs(prog, flat, module, rec, variables) -> None:
+    """An argument that is also a tensor the function reaches another way (a global or closure
+    tensor, a parameter, buffer or tensor attribute of a module it runs) was one tensor to the
+    capture: the program reads that input for both. It replays only for that same object; another
+    tensor in its place (SKIP) gets a capture of its own."""
+    others = {id(v) for _, _, v in variables or () if isinstance(v, Tensor)}
+    modules = list(module.modules()) if module is not None else []
+    modules += [m for m, _ in rec.modules_called.values()]
+    for m in modules:
+        d = m.__dict__
+        for table in (d.get("_parameters") or {}, d.get("_buffers") or {}, d):
+            others.update(id(v) for v in table.values() if isinstance(v, Tensor))
+    pins = [(i, t) for i, t in enumerate(flat) if id(t) in others]
+    if not pins:
+        return
+    run = prog.fn
+
+    def pinned(*now):
+        for i, t in pins:
+            if now[i] is not t:
+                return SKIP
+        return run(*now)
+    prog.fn = pinned
 
 
 class set_stance:
