@@ -466,3 +466,15 @@ def test_an_argument_that_is_also_a_global_tensor_replays_only_for_that_tensor()
     for x in (_SHARED, other, _SHARED, other):  # the capture on _SHARED read one input for both
         assert ember.equal(cf(x), x * _SHARED)
     assert len(cf.programs()) == 2
+
+
+def test_size_and_numpy_scalar_arguments_are_keyed_by_value():
+    reshape = ember.compile(lambda x, s: x.reshape(s))
+    scale = ember.compile(lambda x, k: x * k)
+    x = ember.arange(6.0)
+    for _ in range(3):  # new Size / numpy scalar objects with the same value: one program each
+        assert reshape(x, ember.Size([2, 3])).shape == (2, 3)
+        assert scale(x, np.float32(2.0)).tolist() == (x * 2.0).tolist()
+    assert len(reshape.programs()) == 1 and len(scale.programs()) == 1
+    assert reshape(x, ember.Size([3, 2])).shape == (3, 2)
+    assert scale(x, np.float32(3.0)).tolist() == (x * 3.0).tolist()

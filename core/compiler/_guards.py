@@ -3,7 +3,8 @@
 :func:`call_key` is the cache key of one call: for each tensor argument its shape, strides
 (contiguity), offset, dtype, device and ``requires_grad``; python numbers, strings and None by value
 (they were recorded into the program); a tensor passed twice by the index of its first place
-(one input of the program); named tuples by their items; other objects by identity
+(one input of the program); numpy scalars by value; tuples of any class (named tuples, ``Size``)
+by their items; other objects by identity
 (the key holds them, so that their ids are not reused while the entry lives); and the process state the
 recording depends on: grad mode, inference mode, the default dtype and device, autocast. The
 tensors are collected in order into ``flat``, the inputs of the program.
@@ -18,6 +19,8 @@ the program itself (:mod:`._program`).
 from __future__ import annotations
 
 import operator
+
+import numpy as np
 
 from .. import _dtype as D
 from .. import _state
@@ -61,7 +64,9 @@ def _arg(a, flat):
         return (a._shape, a._stride, a._offset, a._dtype, a._device, a._requires_grad, a.__class__)
     if a.__class__ in _SCALARS:
         return (a.__class__, a)
-    if a.__class__ in (tuple, list) or (isinstance(a, tuple) and hasattr(a, "_fields")):
+    if isinstance(a, np.generic):  # a numpy scalar (np.float32(0.5)): by value, as a python number
+        return (a.__class__, a.item())
+    if a.__class__ in (tuple, list) or isinstance(a, tuple):  # (named tuples, ember.Size)
         return (a.__class__,) + tuple(_arg(x, flat) for x in a)
     if a.__class__ is dict:
         return (dict,) + tuple((k, _arg(v, flat)) for k, v in a.items())
