@@ -478,3 +478,38 @@ def test_size_and_numpy_scalar_arguments_are_keyed_by_value():
     assert len(reshape.programs()) == 1 and len(scale.programs()) == 1
     assert reshape(x, ember.Size([3, 2])).shape == (3, 2)
     assert scale(x, np.float32(3.0)).tolist() == (x * 3.0).tolist()
+
+
+class _Trainer:
+    def __init__(self):
+        self.lr = 0.1
+
+    @ember.compile
+    def update(self, x):
+        return x * self.lr
+
+    @ember.compile
+    def bump(self, x):
+        self.calls = getattr(self, "calls", 0) + 1
+        return x * self.calls
+
+
+def test_attributes_of_objects_passed_by_identity_are_guarded():
+    trainer, x = _Trainer(), ember.ones(2)
+    trainer.update(x)
+    trainer.update(x)
+    trainer.lr = 0.5  # a compiled method reading self.lr: the replay must not keep 0.1
+    assert trainer.update(x).tolist() == [0.5, 0.5]
+    assert [trainer.bump(x)[0].item() for _ in range(3)] == [1.0, 2.0, 3.0]  # added inside: a break
+
+    cf = ember.compile(lambda t, o: t + 1)
+    for _ in range(3):
+        cf(x, _EMPTY)  # an object without attributes: its (empty) state guard passes
+    assert len(cf.programs()) == 1
+
+
+class _EmptyObject:
+    pass
+
+
+_EMPTY = _EmptyObject()

@@ -150,7 +150,7 @@ class CompiledFunction:
             for i, t in enumerate(flat):
                 rec.add_input(t, i)
             snap = G.module_snapshot(self._module) if self._module is not None else None
-            variables = G.function_snapshot(self._fn)
+            variables = (G.function_snapshot(self._fn) or []) + G.argument_snapshot(key)
             try:
                 with rec:
                     out = self._fn(*args, **kwargs)
@@ -209,6 +209,10 @@ class CompiledFunction:
         if changed:
             rec.brk("python variables the compiled function reads were assigned inside the call: "
                     + ", ".join(sorted(changed)[:5]))
+        added = G.added_attributes(variables)
+        if added:
+            rec.retry("attributes were added to an argument inside the call (" + ", ".join(added[:5])
+                      + "); the next call captures again")
 
     def _state_guard(self, rec, variables):
         """What must hold besides the key for a program to replay: the state of the compiled module

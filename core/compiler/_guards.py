@@ -19,6 +19,7 @@ the program itself (:mod:`._program`).
 from __future__ import annotations
 
 import operator
+import types
 
 import numpy as np
 
@@ -160,6 +161,29 @@ def function_snapshot(fn):
     return out
 
 
+def argument_snapshot(key) -> list:
+    """The attributes of the objects the call's key holds by identity (``self`` of a compiled
+    method, a config or trainer passed as an argument), as ``(obj.__dict__, name, value)`` triples
+    like :func:`function_snapshot`'s: the function reads them as it reads its globals."""
+    out = []
+    todo = list(key)
+    while todo:
+        k = todo.pop()
+        if k.__class__ is tuple:
+            todo.extend(k)
+        elif k.__class__ is _Same:
+            d = getattr(k.obj, "__dict__", None)
+            if d.__class__ is dict and not isinstance(k.obj, _NOT_STATE):
+                internal = getattr(k.obj, "_internal_attributes", ())  # (an nn.Module's bookkeeping)
+                out.extend((d, name, v) for name, v in d.items() if name not in internal)
+                out.append((d, _NAMES, frozenset(d)))  # an attribute added inside the call is one assigned
+    return out
+
+
+_NAMES = object()  # the key of an argument_snapshot entry holding the attribute names
+_NOT_STATE = (type, types.FunctionType, types.BuiltinFunctionType, types.MethodType, types.ModuleType)
+
+
 def _now(place, key):
     if key is None:
         try:
@@ -171,7 +195,14 @@ def _now(place, key):
 
 def changed_variables(snapshot) -> list:
     """The names in ``snapshot`` assigned since (inside the call: a replay would not assign them)."""
-    return [key or "(a closure variable)" for place, key, v in snapshot or () if _now(place, key) is not v]
+    return [key or "(a closure variable)" for place, key, v in snapshot or ()
+            if key is not _NAMES and _now(place, key) is not v]
+
+
+def added_attributes(snapshot) -> list:
+    """The attributes added since to the objects of ``snapshot`` (a first use's lazy set-up,
+    ``self.cache = ...``; the call captures again next time, when they exist)."""
+    return [name for place, key, v in snapshot or () if key is _NAMES for name in sorted(set(place) - v)]
 
 
 def variables_guard(snapshot):
@@ -183,6 +214,8 @@ def variables_guard(snapshot):
     conds = []
     by_dict: dict = {}
     for place, key, v in snapshot:
+        if key is _NAMES:
+            continue  # (read by changed_variables only)
         if key is None:  # a closure cell
             n = len(g)
             g[f"c{n}"], g[f"v{n}"] = place, v
@@ -199,7 +232,7 @@ def variables_guard(snapshot):
         if objects:
             g[f"ko{i}"], g[f"vo{i}"] = tuple(k for k, _ in objects), tuple(v for _, v in objects)
             conds.append(f"all(map(_is, map(g{i}.get, ko{i}), vo{i}))")
-    src = ("def guard():\n    try:\n        return " + " and ".join(conds)
+    src = ("def guard():\n    try:\n        return " + (" and ".join(conds) or "True")
            + "\n    except ValueError:  # a closure cell emptied since\n        return False\n")
     exec(compile(src, "<ember.compile guard>", "exec"), g)  # noqa: S102 - generated from the snapshot
     return g["guard"]
