@@ -513,3 +513,19 @@ class _EmptyObject:
 
 
 _EMPTY = _EmptyObject()
+
+
+def test_a_compiled_module_with_forward_hooks_runs_eagerly_while_it_has_them():
+    m = nn.Sequential(nn.Linear(2, 2), nn.ReLU())
+    cm = ember.compile(m)
+    x = ember.ones(1, 2)
+    cm(x)
+    cm(x)
+    seen = []
+    handle = m[0].register_forward_hook(lambda mod, args, out: seen.append(out.detach()))
+    for _ in range(4):
+        assert ember.equal(cm(x), m(x))  # (each line runs the hook twice: compiled and eager)
+    assert len(seen) == 8 and len(_programs(cm)) == 1  # every call ran the hook; nothing captured
+    handle.remove()
+    cm(x)
+    assert len(seen) == 8 and len(_programs(cm)) == 1  # the first program replays again

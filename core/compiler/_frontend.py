@@ -124,6 +124,10 @@ class CompiledFunction:
         return [p for e in self._cache.values() if e.__class__ is not _Eager for p, _ in e]
 
     def _capture(self, key, flat, args, kwargs):
+        if self._module is not None and any(m._forward_hooks or m._forward_pre_hooks for m in self._module.modules()):
+            # forward hooks are python code every call must run (collecting activations): while
+            # the module has them it runs eagerly, without capturing (its guards would never pass)
+            return self._fn(*args, **kwargs)
         n = sum(1 if e.__class__ is _Eager else len(e) for e in self._cache.values())
         stance = _stance[0]
         if stance != "default":
