@@ -154,7 +154,7 @@ class CompiledFunction:
             for i, t in enumerate(flat):
                 rec.add_input(t, i)
             snap = G.module_snapshot(self._module) if self._module is not None else None
-            variables = (G.function_snapshot(self._fn) or []) + G.argument_snapshot(key)
+            variables = G.function_snapshot(self._fn) + G.argument_snapshot(key)
             try:
                 with rec:
                     out = self._fn(*args, **kwargs)
@@ -189,8 +189,9 @@ class CompiledFunction:
                 out = prog.wrap_capture(out)
             else:
                 prog = build(rec, enc, len(flat), reuse=self._reuse, fuse=_fusion.fuse if self._fuse else None)
-            mguard = self._state_guard(rec, variables)
-            _pin_shared_inputs(prog, flat, self._module, rec, variables)
+            modules = self._modules_run(rec)
+            mguard = _state_guard(modules, variables)
+            _pin_shared_inputs(prog, flat, modules, variables)
             entry = self._cache.get(key)
             if entry is None or entry.__class__ is _Eager:
                 entry = self._cache[key] = []
@@ -200,15 +201,11 @@ class CompiledFunction:
     def _after(self, rec, devices, snap, variables):
         if set(_devices._canon.values()) - devices:
             rec.brk("a device was used for the first time inside the capture")
-        if snap is not None:
-            changed = G.changed_attributes(snap)
-            if changed:
-                rec.brk("module attributes assigned inside the call: " + ", ".join(sorted(changed)[:5]))
-        if rec.modules_called:  # modules the call ran but does not own (a global model)
-            own = {id(m) for m, _ in snap} if snap is not None else set()
-            changed = G.changed_attributes([pair for k, pair in rec.modules_called.items() if k not in own])
-            if changed:
-                rec.brk("module attributes assigned inside the call: " + ", ".join(sorted(changed)[:5]))
+        # the compiled module's own, and those of the modules the call ran without owning them
+        own = {id(m) for m, _ in snap} if snap is not None else set()
+        changed = G.changed_attributes((snap or []) + [pair for k, pair in rec.modules_called.items() if k not in own])
+        if changed:
+            rec.brk("module attributes assigned inside the call: " + ", ".join(sorted(changed)[:5]))
         changed = G.changed_variables(variables)
         if changed:
             rec.brk("python variables the compiled function reads were assigned inside the call: "
@@ -218,21 +215,26 @@ class CompiledFunction:
             rec.retry("attributes were added to an argument inside the call (" + ", ".join(added[:5])
                       + "); the next call captures again")
 
-    def _state_guard(self, rec, variables):
-        """What must hold besides the key for a program to replay: the state of the compiled module
-        and of every module the call ran (a global model switched to eval mode must not replay its
-        training program), and the python variables the function reads (its globals and closure)."""
+    def _modules_run(self, rec) -> list:
+        """The compiled module and its submodules, then every other module the call ran (a global
+        model a compiled step calls), each once."""
         modules = list(self._module.modules()) if self._module is not None else []
         seen = {id(m) for m in modules}
-        modules += [m for k, (m, _) in rec.modules_called.items() if k not in seen]
-        guards = [g for g in (G.modules_guard(modules) if modules else None, G.variables_guard(variables))
-                  if g is not None]
-        if not guards:
-            return None
-        if len(guards) == 1:
-            return guards[0]
-        first, second = guards
-        return lambda: first() and second()
+        return modules + [m for k, (m, _) in rec.modules_called.items() if k not in seen]
+
+
+def _state_guard(modules, variables):
+    """What must hold besides the key for a program to replay: the state of every module the call
+    ran (a global model switched to eval mode must not replay its training program), and the
+    python variables the function reads (its globals, closure, and its arguments' attributes)."""
+    guards = [g for g in (G.modules_guard(modules) if modules else None, G.variables_guard(variables))
+              if g is not None]
+    if not guards:
+        return None
+    if len(guards) == 1:
+        return guards[0]
+    first, second = guards
+    return lambda: first() and second()
 
 
 def _check_step_outputs(rec, enc) -> None:
@@ -334,19 +336,22 @@ class OptimizedModule:
         except AttributeError:
             return getattr(self._modules["_orig_mod"], name)
 
+    def _kept_here(self, name) -> bool:
+        """Whether attribute ``name`` is the wrapper's own (while it is being built, its two slots,
+        a class attribute such as ``training``) rather than the original module's."""
+        return self._orig() is None or name in OptimizedModule._own or hasattr(type(self), name)
+
     def __setattr__(self, name, value):
-        orig = self._orig()
-        if orig is None or name in OptimizedModule._own or hasattr(type(self), name):
+        if self._kept_here(name):
             super().__setattr__(name, value)
         else:
-            setattr(orig, name, value)
+            setattr(self._orig(), name, value)
 
     def __delattr__(self, name):
-        orig = self._orig()
-        if orig is None or name in OptimizedModule._own or hasattr(type(self), name):
+        if self._kept_here(name):
             super().__delattr__(name)
         else:
-            delattr(orig, name)
+            delattr(self._orig(), name)
 
     def __len__(self) -> int:
         orig = self._orig()
@@ -416,14 +421,12 @@ class disable:
         _disabled.on = self._prev
 
 
-def _pin_shared_inputs(prog, flat, module, rec, variables) -> None:
+def _pin_shared_inputs(prog, flat, modules, variables) -> None:
     """An argument that is also a tensor the function reaches another way (a global or closure
     tensor, a parameter, buffer or tensor attribute of a module it runs) was one tensor to the
     capture: the program reads that input for both. It replays only for that same object; another
     tensor in its place (SKIP) gets a capture of its own."""
-    others = {id(v) for _, _, v in variables or () if isinstance(v, Tensor)}
-    modules = list(module.modules()) if module is not None else []
-    modules += [m for m, _ in rec.modules_called.values()]
+    others = {id(v) for _, _, v in variables if isinstance(v, Tensor)}
     for m in modules:
         d = m.__dict__
         for table in (d.get("_parameters") or {}, d.get("_buffers") or {}, d):

@@ -9,7 +9,7 @@ by their items; other objects by identity
 recording depends on: grad mode, inference mode, the default dtype and device, autocast. The
 tensors are collected in order into ``flat``, the inputs of the program.
 
-:func:`module_guard` builds the check of a compiled module's state: every submodule's ``training``
+:func:`modules_guard` builds the check of a compiled module's state: every submodule's ``training``
 flag, that no submodule has forward hooks, and that each parameter and buffer is still the object
 the capture read (a parameter replaced by assignment is a different tensor). Parameter versions
 are not guarded: the program reads parameters live, so in-place updates (an optimizer step) need
@@ -90,12 +90,6 @@ class _Same:
         return other.__class__ is _Same and other.obj is self.obj
 
 
-def module_guard(module):
-    """A function ``() -> bool`` checking ``module``'s state (and its submodules') against the
-    present one (:func:`modules_guard`)."""
-    return modules_guard(list(module.modules()))
-
-
 def modules_guard(modules):
     """A function ``() -> bool`` checking the state of each module in ``modules`` against the
     present one: its ``training`` flag, that it has no forward hooks, each parameter and buffer
@@ -142,12 +136,12 @@ def modules_guard(modules):
 
 def function_snapshot(fn):
     """The python variables ``fn`` itself reads besides its arguments: the globals its code names
-    and the cells of its closure, as ``(place, key, value)`` triples (None for an object that is not
+    and the cells of its closure, as ``(place, key, value)`` triples (none for an object that is not
     a python function, or ember's own ``Module.__call__``)."""
     fn = getattr(fn, "__func__", fn)
     code = getattr(fn, "__code__", None)
     if code is None or fn.__module__ == "ember.nn.modules.module":
-        return None
+        return []
     out = []
     glob = fn.__globals__
     for name in code.co_names:
@@ -195,14 +189,14 @@ def _now(place, key):
 
 def changed_variables(snapshot) -> list:
     """The names in ``snapshot`` assigned since (inside the call: a replay would not assign them)."""
-    return [key or "(a closure variable)" for place, key, v in snapshot or ()
+    return [key or "(a closure variable)" for place, key, v in snapshot
             if key is not _NAMES and _now(place, key) is not v]
 
 
 def added_attributes(snapshot) -> list:
     """The attributes added since to the objects of ``snapshot`` (a first use's lazy set-up,
     ``self.cache = ...``; the call captures again next time, when they exist)."""
-    return [name for place, key, v in snapshot or () if key is _NAMES for name in sorted(set(place) - v)]
+    return [name for place, key, v in snapshot if key is _NAMES for name in sorted(set(place) - v)]
 
 
 def variables_guard(snapshot):
@@ -210,7 +204,7 @@ def variables_guard(snapshot):
     strings and None by value, anything else by identity), or None where there are none."""
     if not snapshot:
         return None
-    g = {"_is": operator.is_, "_M": _missing}
+    g = {"_is": operator.is_}
     conds = []
     by_dict: dict = {}
     for place, key, v in snapshot:

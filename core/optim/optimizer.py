@@ -454,12 +454,11 @@ class Optimizer:
                 g = p._grad
                 if g is None:
                     continue
+                if g._grad_fn is not None:
+                    g.detach_()
                 else:
-                    if g._grad_fn is not None:
-                        g.detach_()
-                    else:
-                        g.requires_grad_(False)
-                    g.zero_()
+                    g.requires_grad_(False)
+                g.zero_()
 
     def step(self, closure: Callable[[], Any] | None = None):
         """Perform a single optimization step; ``closure`` re-evaluates the model and returns the loss."""

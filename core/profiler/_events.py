@@ -280,7 +280,7 @@ def _build_table(events, rows, name_w, shapes_w, header, time_unit, src_w=75) ->
         cols += ["CPU Mem", "Self CPU Mem"] + (["Device Mem", "Self Device Mem"] if has_device else [])
     cols.append("# of Calls")
     name_w = max(min(name_w, max([len(e.key) for e in rows] + [4])), 4)
-    widths = [name_w] + [12] * len(cols) + ([shapes_w if shapes_w < 32 else 32] if has_shapes else [])
+    widths = [name_w] + [12] * len(cols) + ([shapes_w_used] if has_shapes else [])
     heads = ["Name"] + cols + (["Input Shapes"] if has_shapes else [])
     if has_stack:
         widths.append(src_w)

@@ -654,15 +654,14 @@ class Module:
             if set_to_none:
                 p._grad = None  # (written without reading it first: a compiled step then needs no guard on it)
                 continue
-            if p.grad is None:
+            g = p.grad
+            if g is None:
                 continue
+            if g.grad_fn is not None:
+                g.detach_()
             else:
-                g = p.grad
-                if g.grad_fn is not None:
-                    g.detach_()
-                else:
-                    g.requires_grad_(False)
-                g.zero_()
+                g.requires_grad_(False)
+            g.zero_()
 
     def share_memory(self) -> "Module":
         return self._apply(lambda t: t.share_memory_())
